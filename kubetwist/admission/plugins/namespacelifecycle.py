@@ -1,0 +1,55 @@
+# -*- test-case-name: tests.admission.test_namespacelifecycle -*-
+"""
+The NamespaceLifecycle admission plugin: upstream
+C{k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle}.
+
+Refuses creating namespaced objects in a namespace that does not exist (404 NotFound
+C{namespaces "x" not found}) or is terminating (403 Forbidden C{unable to create new content
+in namespace x because it is being terminated}), and deleting the immortal namespaces
+(C{default}, C{kube-system}, C{kube-public}).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubetwist.runtime import errors
+
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+
+
+class NamespaceLifecycle:
+    name = "NamespaceLifecycle"
+
+    def __init__(self, namespaces_store: Any) -> None:
+        self.namespaces = namespaces_store
+
+    def handles(self, operation: str) -> bool:
+        return operation in ("CREATE", "DELETE")
+
+    async def validate(self, a: Any) -> None:
+        if a.operation == "DELETE":
+            if a.spec.resource == "namespaces" and not a.spec.group and \
+                    a.name in IMMORTAL_NAMESPACES:
+                raise errors.new_forbidden("", "namespaces", a.name,
+                                           "this namespace may not be deleted")
+            return
+        if not a.spec.namespaced or not a.namespace:
+            return
+        if a.spec.resource in ("namespaces",) and not a.spec.group:
+            return
+        try:
+            ns = await self.namespaces.get("", a.namespace)
+        except errors.StatusError as e:
+            if e.code == 404:
+                raise errors.new_not_found("", "namespaces", a.namespace) from None
+            raise
+        if (ns.get("status") or {}).get("phase") == "Terminating" or \
+                ns.get("metadata", {}).get("deletionTimestamp"):
+            if a.spec.resource == "events" and not a.spec.group:
+                return
+            raise errors.new_forbidden(
+                a.spec.group, a.spec.resource, a.name,
+                f"unable to create new content in namespace {a.namespace} because it is being "
+                f"terminated",
+            )

@@ -1,0 +1,173 @@
+# -*- test-case-name: tests.aggregator.test_server -*-
+"""
+The aggregator, front of the chain: upstream C{k8s.io/kube-aggregator/pkg/apiserver}
+(C{apiregistration.k8s.io/v1} APIService objects) and its
+C{autoregister} controller (a local APIService for every built-in group-version, labelled
+C{kube-aggregator.kubernetes.io/automanaged: onstart}).  Proxying to APIServices backed by a
+Service is not done yet: such APIServices are stored and reported unavailable.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Optional
+
+from kubetwist.apimachinery import field as fe
+from kubetwist.apis.printers import age
+from kubetwist.endpoints.discovery import GROUP_PRIORITY
+from kubetwist.registry.rest import ResourceSpec, Strategy, TableConvertor
+from kubetwist.runtime import errors
+from kubetwist.server.apigroup import APIGroupInfo, install_api_group
+from kubetwist.server.genericapiserver import GenericAPIServer
+
+GROUP, VERSION = "apiregistration.k8s.io", "v1"
+APISERVICES = ResourceSpec(GROUP, VERSION, "apiservices", "APIService", "apiservice",
+                           namespaced=False, categories=["api-extensions"],
+                           subresources=["status"])
+
+
+def _validate(obj: dict) -> list:
+    from kubetwist.apimachinery.validation import validate_object_meta
+    from kubetwist.apimachinery.field import Path
+
+    errs = validate_object_meta(obj.get("metadata") or {}, False, _name_ok, Path("metadata"))
+    spec = obj.get("spec") or {}
+    name = (obj.get("metadata") or {}).get("name", "")
+    version, group = spec.get("version", ""), spec.get("group", "")
+    if not version:
+        errs.append(fe.required("spec.version", ""))
+    expected = f"{version}.{group}" if group else version
+    if name and version and name != expected:
+        errs.append(fe.invalid("metadata.name", name, f'must be "{expected}"'))
+    if not spec.get("groupPriorityMinimum"):
+        pass
+    return errs
+
+
+def _name_ok(name: str, prefix: bool) -> list[str]:
+    from kubetwist.apimachinery.validation import name_is_dns_subdomain
+
+    return name_is_dns_subdomain(name, prefix)
+
+
+def _prepare_create(obj: dict) -> None:
+    obj["status"] = obj.get("status") or {}
+
+
+def _prepare_update(new: dict, old: dict) -> None:
+    new["status"] = copy.deepcopy(old.get("status") or {})
+
+
+def _prepare_status_update(new: dict, old: dict) -> None:
+    new["spec"] = copy.deepcopy(old.get("spec") or {})
+
+
+def _available(obj: dict) -> str:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Available":
+            if c.get("status") == "True":
+                return "True"
+            return f"{c.get('status')} ({c.get('reason', '')})"
+    return "Unknown"
+
+
+def _row(obj: dict) -> list:
+    spec = obj.get("spec") or {}
+    svc = spec.get("service")
+    service = f"{svc.get('namespace', '')}/{svc.get('name', '')}" if svc else "Local"
+    return [obj["metadata"]["name"], service, _available(obj),
+            age(obj["metadata"].get("creationTimestamp"))]
+
+
+APISERVICE_TABLE = TableConvertor(
+    columns=[
+        {"name": "Name", "type": "string", "format": "name",
+         "description": "Name is the name of the apiservice.", "priority": 0},
+        {"name": "Service", "type": "string", "format": "",
+         "description": "The reference to the service that hosts this API endpoint.",
+         "priority": 0},
+        {"name": "Available", "type": "string", "format": "",
+         "description": "Whether this service is available.", "priority": 0},
+        {"name": "Age", "type": "string", "format": "",
+         "description": "CreationTimestamp is a timestamp representing the server time when "
+         "this object was created. It is not guaranteed to be set in happens-before order "
+         "across separate operations. Clients may not set this value. It is represented in "
+         "RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. "
+         "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
+         "api-conventions.md#metadata", "priority": 0},
+    ],
+    row=_row,
+)
+
+STRATEGIES = {
+    "apiservices": Strategy(kind="APIService", group=GROUP, namespaced=False,
+                            prepare_for_create=_prepare_create, prepare_for_update=_prepare_update,
+                            validate=_validate, validate_update=lambda n, o: _validate(n),
+                            table=APISERVICE_TABLE),
+    "apiservices/status": Strategy(kind="APIService", group=GROUP, namespaced=False,
+                                   prepare_for_update=_prepare_status_update,
+                                   table=APISERVICE_TABLE),
+}
+
+
+class Aggregator:
+    """The front server: serves APIServices and registers the local ones of the chain."""
+
+    def __init__(self, storage: Any, clock: Any, delegate: GenericAPIServer,
+                 admission: Any) -> None:
+        self.clock = clock
+        self.server = GenericAPIServer("kube-aggregator", clock, delegate)
+        info = APIGroupInfo(GROUP, VERSION, [APISERVICES], STRATEGIES,
+                            {"apiservices": f"/registry/{GROUP}/apiservices"})
+        self.stores = install_api_group(self.server, info, storage, clock, admission)
+        self.apiservices = self.stores["apiservices"]
+        self.server.add_post_start_hook("apiservice-registration-controller", self.autoregister)
+
+    def local_group_versions(self) -> list[tuple[str, str]]:
+        out = []
+        for s in self.server.chain():
+            for g, versions in s.groups.items():
+                for v in versions:
+                    out.append((g, v))
+        return out
+
+    async def autoregister(self) -> None:
+        """Create or refresh a local APIService for every group-version the chain serves."""
+        for g, v in self.local_group_versions():
+            name = f"{v}.{g}" if g else v
+            priority = GROUP_PRIORITY.get(g, 1000)
+            desired = {
+                "apiVersion": f"{GROUP}/{VERSION}", "kind": "APIService",
+                "metadata": {"name": name,
+                             "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"}},
+                "spec": {"version": v, "groupPriorityMinimum": priority,
+                         "versionPriority": 15},
+            }
+            if g:
+                desired["spec"]["group"] = g
+            try:
+                await self.apiservices.create("", desired)
+            except errors.StatusError as e:
+                if e.code != 409:
+                    raise
+            await self.set_available(name)
+
+    async def set_available(self, name: str) -> None:
+        from kubetwist.apimachinery.meta import now_rfc3339
+
+        async def mark(current: Optional[dict]) -> dict:
+            if current is None:
+                raise errors.new_not_found(GROUP, "apiservices", name)
+            status = current.setdefault("status", {})
+            conds = [c for c in status.get("conditions", []) if c.get("type") != "Available"]
+            old = [c for c in status.get("conditions", []) if c.get("type") == "Available"]
+            if old and old[0].get("status") == "True":
+                return current
+            conds.append({"type": "Available", "status": "True", "reason": "Local",
+                          "message": "Local APIServices are always available",
+                          "lastTransitionTime": now_rfc3339(self.clock)})
+            status["conditions"] = conds
+            return current
+
+        status_store = self.apiservices.for_subresource(STRATEGIES["apiservices/status"])
+        await status_store.update("", name, mark)

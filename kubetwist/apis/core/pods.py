@@ -1,0 +1,514 @@
+# -*- test-case-name: tests.apis.test_pods -*-
+"""
+Pods: defaulting, validation, QoS and registry strategies.
+
+Mirrors upstream C{k8s.io/kubernetes/pkg/apis/core/v1} (C{SetDefaults_Pod}),
+C{pkg/apis/core/validation} (C{ValidatePodCreate}, C{ValidatePodUpdate},
+C{ValidatePodStatusUpdate}), C{pkg/apis/core/helper/qos} (C{ComputePodQOS}) and
+C{pkg/registry/core/pod/strategy.go} (create/update/status strategies, selectable fields).
+The PodSpec parts shared with every pod template live in
+L{kubetwist.apis.core.podspec_defaults} and L{kubetwist.apis.core.podspec_validation}.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from typing import Any
+
+from kubetwist.apimachinery.field import FieldError, Path, forbidden, invalid, required
+from kubetwist.apimachinery.validation import (
+    inclusive_range_error,
+    name_is_dns_subdomain,
+    validate_object_meta,
+    validate_object_meta_update,
+)
+from kubetwist.apis.core.pod_quantity import QuantityError, parse_quantity
+from kubetwist.apis.core.podspec_defaults import (
+    default_pod_spec,
+    default_pod_template_spec,
+    default_resource_list,
+)
+from kubetwist.apis.core.podspec_validation import (
+    validate_pod_spec,
+    validate_pod_specific_annotations,
+    validate_pod_template_spec,
+    validate_tolerations,
+)
+from kubetwist.registry.rest import Strategy
+
+__all__ = [
+    "default_pod_spec",
+    "default_pod_template_spec",
+    "default_pod",
+    "validate_pod_spec",
+    "validate_pod_template_spec",
+    "validate_pod",
+    "validate_pod_update",
+    "validate_pod_status_update",
+    "compute_pod_qos",
+    "prepare_pod_for_create",
+    "prepare_pod_for_update",
+    "prepare_pod_status_for_update",
+    "pod_field_attrs",
+    "POD_STRATEGY",
+    "POD_STATUS_STRATEGY",
+]
+
+_MAX_INT32 = 2**31 - 1
+
+
+# --------------------------------------------------------------------------------------------
+# defaulting
+
+
+def _requests_from_limits(containers: list | None) -> None:
+    for c in containers or []:
+        if not isinstance(c, dict):
+            continue
+        res = c.get("resources")
+        if not isinstance(res, dict) or not isinstance(res.get("limits"), dict) or not res["limits"]:
+            continue
+        requests = res.get("requests")
+        if not isinstance(requests, dict):
+            requests = res["requests"] = {}
+        for k, v in res["limits"].items():
+            requests.setdefault(k, v)
+        default_resource_list(requests)
+
+
+def _default_resize_policy(c: dict) -> None:
+    """
+    Upstream C{setDefaultResizePolicy} (InPlacePodVerticalScaling, on in the reference
+    server): a container asking for cpu and/or memory gets C{resizePolicy} entries
+    C{{"resourceName": <r>, "restartPolicy": "NotRequired"}} for those not already listed.
+    """
+    res = c.get("resources") or {}
+    requests, limits = res.get("requests"), res.get("limits")
+    if requests is None and limits is None:
+        return
+    specified = {(p or {}).get("resourceName") for p in c.get("resizePolicy") or []}
+    for name in ("cpu", "memory"):
+        if name in (requests or {}) or name in (limits or {}):
+            if name not in specified:
+                c.setdefault("resizePolicy", []).append({"resourceName": name, "restartPolicy": "NotRequired"})
+
+
+def default_pod(obj: dict) -> None:
+    """
+    Upstream C{SetObjectDefaults_Pod} over a v1 Pod dict, in place: the PodSpec defaults of
+    L{default_pod_spec} plus the pod-only ones of C{SetDefaults_Pod}: container (and init
+    container) C{requests} default to their C{limits}, C{enableServiceLinks: true}, with
+    C{hostNetwork} every C{hostPort} defaults to its C{containerPort}, and containers (and
+    sidecar init containers) with cpu/memory resources get a default C{resizePolicy}.
+    """
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        spec = obj["spec"] = {}
+    _requests_from_limits(spec.get("containers"))
+    _requests_from_limits(spec.get("initContainers"))
+    for c in spec.get("containers") or []:
+        if isinstance(c, dict):
+            _default_resize_policy(c)
+    for c in spec.get("initContainers") or []:
+        if isinstance(c, dict) and c.get("restartPolicy") == "Always":
+            _default_resize_policy(c)
+    if spec.get("enableServiceLinks") is None:
+        spec["enableServiceLinks"] = True
+    if spec.get("hostNetwork"):
+        for key in ("containers", "initContainers"):
+            for c in spec.get(key) or []:
+                for p in (c or {}).get("ports") or []:
+                    if isinstance(p, dict) and not p.get("hostPort"):
+                        p["hostPort"] = p.get("containerPort") or 0
+    default_pod_spec(spec)
+
+
+# --------------------------------------------------------------------------------------------
+# QoS
+
+
+def compute_pod_qos(pod: dict) -> str:
+    """
+    Upstream C{ComputePodQOS}: C{BestEffort} without any positive cpu/memory request or limit;
+    C{Guaranteed} when every container limits both cpu and memory and the summed requests equal
+    the summed limits; else C{Burstable}.
+    """
+    spec = pod.get("spec") or {}
+    requests: dict[str, Any] = {}
+    limits: dict[str, Any] = {}
+    guaranteed = True
+    for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
+        res = (c or {}).get("resources") or {}
+        for name, raw in (res.get("requests") or {}).items():
+            if name not in ("cpu", "memory"):
+                continue
+            try:
+                q = parse_quantity(raw).value
+            except QuantityError:
+                continue
+            if q > 0:
+                requests[name] = requests.get(name, 0) + q
+        found = set()
+        for name, raw in (res.get("limits") or {}).items():
+            if name not in ("cpu", "memory"):
+                continue
+            try:
+                q = parse_quantity(raw).value
+            except QuantityError:
+                continue
+            if q > 0:
+                found.add(name)
+                limits[name] = limits.get(name, 0) + q
+        if not {"cpu", "memory"} <= found:
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed:
+        for name, req in requests.items():
+            if name not in limits or limits[name] != req:
+                guaranteed = False
+                break
+    if guaranteed and len(requests) == len(limits):
+        return "Guaranteed"
+    return "Burstable"
+
+
+# --------------------------------------------------------------------------------------------
+# validation
+
+
+def _containers_only_for_pod(containers: list | None, path: Path) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for i, c in enumerate(containers or []):
+        image = (c or {}).get("image") or ""
+        if len(image) != len(image.strip()):
+            errs.append(invalid(path.index(i).child("image"), image,
+                                "must not have leading or trailing whitespace"))
+    return errs
+
+
+def _validate_pod_metadata_and_spec(pod: dict) -> list[FieldError]:
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    mp = Path("metadata")
+    errs = validate_object_meta(meta, True, name_is_dns_subdomain, mp)
+    errs.extend(validate_pod_specific_annotations(meta.get("annotations"), spec, mp.child("annotations")))
+    sp = Path("spec")
+    errs.extend(validate_pod_spec(spec, sp, meta))
+    if not spec.get("serviceAccountName"):
+        for vi, vol in enumerate(spec.get("volumes") or []):
+            pj = (vol or {}).get("projected")
+            if not isinstance(pj, dict):
+                continue
+            for si, src in enumerate(pj.get("sources") or []):
+                if (src or {}).get("serviceAccountToken") is not None:
+                    errs.append(forbidden(
+                        sp.child("volumes").index(vi).child("projected").child("sources").index(si)
+                        .child("serviceAccountToken"),
+                        "must not be specified when serviceAccountName is not set"))
+    errs.extend(_containers_only_for_pod(spec.get("containers"), sp.child("containers")))
+    errs.extend(_containers_only_for_pod(spec.get("initContainers"), sp.child("initContainers")))
+    return errs
+
+
+def validate_pod(obj: dict) -> list[FieldError]:
+    """Upstream C{ValidatePodCreate}: metadata, annotations, spec; no ephemeral containers."""
+    errs = _validate_pod_metadata_and_spec(obj)
+    if (obj.get("spec") or {}).get("ephemeralContainers"):
+        errs.append(forbidden(Path("spec", "ephemeralContainers"), "cannot be set on create"))
+    return errs
+
+
+#: Upstream C{updatablePodSpecFields} (v1.32, in-place resize disabled).
+_UPDATABLE_POD_SPEC_FIELDS = ",".join([
+    "`spec.containers[*].image`",
+    "`spec.initContainers[*].image`",
+    "`spec.activeDeadlineSeconds`",
+    "`spec.tolerations` (only additions to existing tolerations)",
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+])
+
+
+def _spec_diff(old: dict, new: dict) -> str:
+    a = json.dumps(old, indent=2, sort_keys=True).splitlines()
+    b = json.dumps(new, indent=2, sort_keys=True).splitlines()
+    lines = [ln for ln in difflib.unified_diff(a, b, lineterm="", n=1)][2:]
+    return "  core.PodSpec{\n" + "\n".join("  " + ln for ln in lines) + "\n  }\n"
+
+
+def _validate_only_added_tolerations(new: list, old: list, path: Path) -> list[FieldError]:
+    for o in old:
+        found = False
+        for n in new:
+            oc = dict(o)
+            if "tolerationSeconds" in n:
+                oc["tolerationSeconds"] = n["tolerationSeconds"]
+            else:
+                oc.pop("tolerationSeconds", None)
+            if oc == n:
+                found = True
+                break
+        if not found:
+            return [forbidden(path, "existing toleration can not be modified except its tolerationSeconds")]
+    return validate_tolerations(new, path)
+
+
+def validate_pod_update(new: dict, old: dict) -> list[FieldError]:
+    """
+    Upstream C{ValidatePodUpdate}: the new pod must be valid, and its spec may change only in
+    container images, C{activeDeadlineSeconds} (set, or lowered), added tolerations and a
+    negative C{terminationGracePeriodSeconds} raised to 1; anything else is C{Forbidden} at
+    C{spec} with upstream's message followed by a diff.
+    """
+    mp = Path("metadata")
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, mp)
+    errs.extend(_validate_pod_metadata_and_spec(new))
+    sp = Path("spec")
+    nspec, ospec = new.get("spec") or {}, old.get("spec") or {}
+    for key in ("containers", "initContainers"):
+        nc, oc = nspec.get(key) or [], ospec.get(key) or []
+        if len(nc) != len(oc):
+            errs.append(forbidden(sp.child(key), "pod updates may not add or remove containers"))
+            return errs
+        for i, c in enumerate(nc):
+            image = (c or {}).get("image") or ""
+            if not image:
+                errs.append(required(sp.child(key).index(i).child("image")))
+            if len(image.strip()) != len(image):
+                errs.append(invalid(sp.child(key).index(i).child("image"), image,
+                                    "must not have leading or trailing whitespace"))
+    nads, oads = nspec.get("activeDeadlineSeconds"), ospec.get("activeDeadlineSeconds")
+    if nads is not None:
+        if nads < 0 or nads > _MAX_INT32:
+            errs.append(invalid(sp.child("activeDeadlineSeconds"), nads, inclusive_range_error(0, _MAX_INT32)))
+            return errs
+        if oads is not None and oads < nads:
+            errs.append(invalid(sp.child("activeDeadlineSeconds"), nads, "must be less than or equal to previous value"))
+            return errs
+    elif oads is not None:
+        errs.append(invalid(sp.child("activeDeadlineSeconds"), None, "must not update from a positive integer to nil value"))
+    errs.extend(_validate_only_added_tolerations(nspec.get("tolerations") or [], ospec.get("tolerations") or [],
+                                                 sp.child("tolerations")))
+    if nspec == ospec:
+        return errs
+    munged = copy.deepcopy(nspec)
+    for key in ("containers", "initContainers"):
+        for i, c in enumerate(munged.get(key) or []):
+            c["image"] = (ospec.get(key) or [])[i].get("image")
+    munged.pop("activeDeadlineSeconds", None)
+    if oads is not None:
+        munged["activeDeadlineSeconds"] = oads
+    munged.pop("tolerations", None)
+    if "tolerations" in ospec:
+        munged["tolerations"] = ospec["tolerations"]
+    ogp, ngp = ospec.get("terminationGracePeriodSeconds"), munged.get("terminationGracePeriodSeconds")
+    if ogp is not None and ogp < 0 and ngp == 1:
+        munged["terminationGracePeriodSeconds"] = ogp
+    if munged != ospec:
+        errs.append(forbidden(sp, f"pod updates may not change fields other than "
+                                  f"{_UPDATABLE_POD_SPEC_FIELDS}\n{_spec_diff(ospec, munged)}"))
+    return errs
+
+
+def validate_pod_status_update(new: dict, old: dict) -> list[FieldError]:
+    """Upstream C{ValidatePodStatusUpdate} (metadata, node name, nominated node, pod IPs)."""
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata"))
+    st = new.get("status") or {}
+    sp = Path("status")
+    for i, cond in enumerate(st.get("conditions") or []):
+        t = (cond or {}).get("type") or ""
+        if t not in ("PodScheduled", "Ready", "Initialized"):
+            from kubetwist.apimachinery.validation import is_qualified_name
+            errs.extend(invalid(Path("metadata", "conditions").index(i).child("Type"), t, m)
+                        for m in is_qualified_name(t))
+    if (new.get("spec") or {}).get("nodeName") != (old.get("spec") or {}).get("nodeName"):
+        errs.append(forbidden(sp.child("nodeName"), "may not be changed directly"))
+    nnn = st.get("nominatedNodeName") or ""
+    if nnn and nnn != ((old.get("status") or {}).get("nominatedNodeName") or ""):
+        errs.extend(invalid(sp.child("nominatedNodeName"), nnn, m) for m in name_is_dns_subdomain(nnn, False))
+    from kubetwist.apimachinery.validation import is_valid_ip
+
+    for i, ip in enumerate(st.get("podIPs") or []):
+        errs.extend(invalid(sp.child("podIPs").index(i), (ip or {}).get("ip") or "", m)
+                    for m in is_valid_ip((ip or {}).get("ip") or ""))
+    return errs
+
+
+# --------------------------------------------------------------------------------------------
+# strategies
+
+_APPARMOR_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
+
+
+def _apparmor_field_to_annotation(profile: dict) -> str | None:
+    t = profile.get("type")
+    if t == "RuntimeDefault":
+        return "runtime/default"
+    if t == "Unconfined":
+        return "unconfined"
+    if t == "Localhost" and profile.get("localhostProfile"):
+        return "localhost/" + profile["localhostProfile"]
+    return None
+
+
+def _apparmor_annotation_to_field(value: str) -> dict | None:
+    if value == "runtime/default":
+        return {"type": "RuntimeDefault"}
+    if value == "unconfined":
+        return {"type": "Unconfined"}
+    if value.startswith("localhost/"):
+        return {"type": "Localhost", "localhostProfile": value[len("localhost/"):]}
+    return None
+
+
+def _apply_apparmor_version_skew(pod: dict) -> None:
+    """Upstream C{applyAppArmorVersionSkew}: keep AppArmor fields and annotations in sync."""
+    meta = pod.setdefault("metadata", {})
+    spec = pod.get("spec") or {}
+    if (meta.get("annotations") or {}).get("kubernetes.io/config.mirror") is not None:
+        return
+    pod_profile = (spec.get("securityContext") or {}).get("appArmorProfile")
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            if not isinstance(c, dict):
+                continue
+            ann_key = _APPARMOR_PREFIX + (c.get("name") or "")
+            annotations = meta.get("annotations") or {}
+            sc = c.get("securityContext") if isinstance(c.get("securityContext"), dict) else None
+            profile = (sc or {}).get("appArmorProfile")
+            if ann_key in annotations:
+                if profile is None and pod_profile is None:
+                    field = _apparmor_annotation_to_field(annotations[ann_key])
+                    if field is not None:
+                        if sc is None:
+                            sc = c["securityContext"] = {}
+                        sc["appArmorProfile"] = field
+                continue
+            effective = profile if profile is not None else pod_profile
+            if effective is not None:
+                value = _apparmor_field_to_annotation(effective)
+                if value is not None:
+                    meta.setdefault("annotations", {})[ann_key] = value
+
+
+def _mutate_pod_affinity(pod: dict) -> None:
+    """Upstream C{mutatePodAffinity}: C{matchLabelKeys}/C{mismatchLabelKeys} become selector terms."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    aff = (pod.get("spec") or {}).get("affinity") or {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        pa = aff.get(kind)
+        if not isinstance(pa, dict):
+            continue
+        terms = list(pa.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+        terms += [(w or {}).get("podAffinityTerm") for w in pa.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
+        for term in terms:
+            if not isinstance(term, dict) or term.get("labelSelector") is None:
+                continue
+            for keys, op in ((term.get("matchLabelKeys"), "In"), (term.get("mismatchLabelKeys"), "NotIn")):
+                for k in keys or []:
+                    if k in labels:
+                        term["labelSelector"].setdefault("matchExpressions", []).append(
+                            {"key": k, "operator": op, "values": [labels[k]]})
+
+
+def prepare_pod_for_create(pod: dict) -> None:
+    """
+    Upstream C{podStrategy.PrepareForCreate}: C{status} becomes
+    C{{"phase": "Pending", "qosClass": <computed>}} (plus the C{SchedulingGated} condition when
+    scheduling gates are set); affinity label keys and AppArmor fields/annotations are applied.
+    """
+    pod["status"] = {"phase": "Pending", "qosClass": compute_pod_qos(pod)}
+    spec = pod.get("spec") or {}
+    if spec.get("schedulingGates"):
+        pod["status"]["conditions"] = [{
+            "type": "PodScheduled", "status": "False", "lastProbeTime": None,
+            "lastTransitionTime": None, "reason": "SchedulingGated",
+            "message": "Scheduling is blocked due to non-empty scheduling gates",
+        }]
+    _mutate_pod_affinity(pod)
+    _apply_apparmor_version_skew(pod)
+
+
+def prepare_pod_for_update(new: dict, old: dict) -> None:
+    """Upstream C{podStrategy.PrepareForUpdate}: the status cannot be changed through the pod."""
+    if "status" in old:
+        new["status"] = copy.deepcopy(old["status"])
+    else:
+        new.pop("status", None)
+
+
+def prepare_pod_status_for_update(new: dict, old: dict) -> None:
+    """
+    Upstream C{podStatusStrategy.PrepareForUpdate}: keep the old spec and owner references,
+    never touch C{deletionTimestamp}, backfill C{qosClass}.
+    """
+    new["spec"] = copy.deepcopy(old.get("spec") or {})
+    nmeta, ometa = new.setdefault("metadata", {}), old.get("metadata") or {}
+    for key in ("ownerReferences", "deletionTimestamp"):
+        if key in ometa:
+            nmeta[key] = copy.deepcopy(ometa[key])
+        else:
+            nmeta.pop(key, None)
+    status = new.setdefault("status", {})
+    if not status.get("qosClass") and (old.get("status") or {}).get("qosClass"):
+        status["qosClass"] = old["status"]["qosClass"]
+
+
+def pod_field_attrs(obj: dict) -> dict[str, str]:
+    """
+    Upstream C{pod.ToSelectableFields} (beyond C{metadata.name}/C{metadata.namespace}):
+    C{spec.nodeName}, C{spec.restartPolicy}, C{spec.schedulerName},
+    C{spec.serviceAccountName}, C{spec.hostNetwork} (C{"true"}/C{"false"}), C{status.phase},
+    C{status.podIP} (the first of C{status.podIPs}), C{status.nominatedNodeName}.
+    """
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    ips = status.get("podIPs") or []
+    pod_ip = (ips[0] or {}).get("ip", "") if ips else ""
+    return {
+        "spec.nodeName": spec.get("nodeName") or "",
+        "spec.restartPolicy": spec.get("restartPolicy") or "",
+        "spec.schedulerName": spec.get("schedulerName") or "",
+        "spec.serviceAccountName": spec.get("serviceAccountName") or "",
+        "spec.hostNetwork": "true" if spec.get("hostNetwork") else "false",
+        "status.phase": status.get("phase") or "",
+        "status.podIP": pod_ip,
+        "status.nominatedNodeName": status.get("nominatedNodeName") or "",
+    }
+
+
+def _pod_table():
+    try:
+        from kubetwist.apis.core.printers import POD_TABLE
+    except ImportError:
+        return None
+    return POD_TABLE
+
+
+POD_STRATEGY = Strategy(
+    kind="Pod",
+    group="",
+    namespaced=True,
+    default=default_pod,
+    prepare_for_create=prepare_pod_for_create,
+    prepare_for_update=prepare_pod_for_update,
+    validate=validate_pod,
+    validate_update=validate_pod_update,
+    field_attrs=pod_field_attrs,
+    table=_pod_table(),
+)
+
+POD_STATUS_STRATEGY = Strategy(
+    kind="Pod",
+    group="",
+    namespaced=True,
+    default=default_pod,
+    prepare_for_create=prepare_pod_for_create,
+    prepare_for_update=prepare_pod_status_for_update,
+    validate=validate_pod,
+    validate_update=validate_pod_status_update,
+    field_attrs=pod_field_attrs,
+    table=_pod_table(),
+)

@@ -1,0 +1,467 @@
+# -*- test-case-name: tests.apis.test_printers -*-
+"""
+Server-side printing of core/v1 kinds: the column definitions and print functions of upstream
+C{k8s.io/kubernetes/pkg/printers/internalversion/printers.go} for pods, namespaces,
+configmaps, secrets, services, endpoints, serviceaccounts and events.
+
+Rows are always the wide rows (the server prints with C{Wide: true}); ages come from
+L{kubetwist.apis.printers.age} and its injectable clock.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Optional
+
+from kubetwist.apis.printers import (
+    DEFAULT_TABLE,
+    DEFAULT_TABLE_COLUMNS,
+    SWAGGER_DOCS,
+    age,
+    age_column,
+    column,
+    format_labels,
+    meta,
+    name_column,
+    obj_age,
+    obj_name,
+)
+from kubetwist.registry.rest import TableConvertor
+
+__all__ = [
+    "DEFAULT_TABLE",
+    "DEFAULT_TABLE_COLUMNS",
+    "POD_TABLE",
+    "NAMESPACE_TABLE",
+    "CONFIGMAP_TABLE",
+    "SECRET_TABLE",
+    "SERVICE_TABLE",
+    "ENDPOINTS_TABLE",
+    "SERVICEACCOUNT_TABLE",
+    "EVENT_TABLE",
+    "pod_row_conditions",
+    "format_endpoints",
+    "service_external_ip",
+    "service_port_string",
+]
+
+LOAD_BALANCER_WIDTH = 16
+_D = SWAGGER_DOCS
+
+
+# --------------------------------------------------------------------------------------------
+# pods
+
+
+def _parse_time(ts: Optional[str]) -> Optional[datetime.datetime]:
+    if not ts:
+        return None
+    try:
+        parsed = datetime.datetime.fromisoformat(str(ts).replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    return parsed
+
+
+def _later(current: Optional[str], candidate: Optional[str]) -> Optional[str]:
+    """C{if current.Before(candidate) { current = candidate }} on RFC 3339 texts."""
+    cand = _parse_time(candidate)
+    if cand is None:
+        return current
+    cur = _parse_time(current)
+    if cur is None or cur < cand:
+        return candidate
+    return current
+
+
+def _restartable(container: Optional[dict]) -> bool:
+    """Upstream C{IsRestartableInitContainer}: a sidecar (C{restartPolicy: Always})."""
+    return bool(container) and container.get("restartPolicy") == "Always"
+
+
+def _has_condition(status: dict, ctype: str) -> bool:
+    return any(
+        (c or {}).get("type") == ctype and (c or {}).get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+
+
+def _pod_row(pod: dict) -> list:
+    """Upstream C{printPod} (wide)."""
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    restarts = 0
+    restartable_init_restarts = 0
+    total = len(spec.get("containers") or [])
+    ready = 0
+    last_restart: Optional[str] = None
+    last_restartable_init_restart: Optional[str] = None
+    phase = status.get("phase") or ""
+    reason = status.get("reason") or phase
+    for cond in status.get("conditions") or []:
+        cond = cond or {}
+        if cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+
+    init_containers: dict[str, dict] = {}
+    for c in spec.get("initContainers") or []:
+        c = c or {}
+        init_containers[c.get("name") or ""] = c
+        if _restartable(c):
+            total += 1
+
+    initializing = False
+    init_count = len(spec.get("initContainers") or [])
+    for i, cs in enumerate(status.get("initContainerStatuses") or []):
+        cs = cs or {}
+        state = cs.get("state") or {}
+        terminated = state.get("terminated")
+        waiting = state.get("waiting")
+        restarts += cs.get("restartCount") or 0
+        last_terminated = (cs.get("lastState") or {}).get("terminated")
+        if last_terminated is not None:
+            last_restart = _later(last_restart, last_terminated.get("finishedAt"))
+        sidecar = _restartable(init_containers.get(cs.get("name") or ""))
+        if sidecar:
+            restartable_init_restarts += cs.get("restartCount") or 0
+            if last_terminated is not None:
+                last_restartable_init_restart = _later(
+                    last_restartable_init_restart, last_terminated.get("finishedAt")
+                )
+        if terminated is not None and (terminated.get("exitCode") or 0) == 0:
+            continue
+        if sidecar and cs.get("started") is True:
+            if cs.get("ready"):
+                ready += 1
+            continue
+        if terminated is not None:
+            if not terminated.get("reason"):
+                if terminated.get("signal"):
+                    reason = f"Init:Signal:{terminated['signal']}"
+                else:
+                    reason = f"Init:ExitCode:{terminated.get('exitCode') or 0}"
+            else:
+                reason = "Init:" + terminated["reason"]
+        elif waiting is not None and waiting.get("reason") and waiting["reason"] != "PodInitializing":
+            reason = "Init:" + waiting["reason"]
+        else:
+            reason = f"Init:{i}/{init_count}"
+        initializing = True
+        break
+
+    if not initializing or _has_condition(status, "Initialized"):
+        restarts = restartable_init_restarts
+        last_restart = last_restartable_init_restart
+        has_running = False
+        for cs in reversed(status.get("containerStatuses") or []):
+            cs = cs or {}
+            state = cs.get("state") or {}
+            terminated = state.get("terminated")
+            waiting = state.get("waiting")
+            restarts += cs.get("restartCount") or 0
+            last_terminated = (cs.get("lastState") or {}).get("terminated")
+            if last_terminated is not None:
+                last_restart = _later(last_restart, last_terminated.get("finishedAt"))
+            if waiting is not None and waiting.get("reason"):
+                reason = waiting["reason"]
+            elif terminated is not None and terminated.get("reason"):
+                reason = terminated["reason"]
+            elif terminated is not None:
+                if terminated.get("signal"):
+                    reason = f"Signal:{terminated['signal']}"
+                else:
+                    reason = f"ExitCode:{terminated.get('exitCode') or 0}"
+            elif cs.get("ready") and state.get("running") is not None:
+                has_running = True
+                ready += 1
+        if reason == "Completed" and has_running:
+            reason = "Running" if _has_condition(status, "Ready") else "NotReady"
+
+    deleting = meta(pod).get("deletionTimestamp") is not None
+    if deleting and status.get("reason") == "NodeLost":
+        reason = "Unknown"
+    elif deleting and phase not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+
+    restarts_cell = str(restarts)
+    if restarts != 0 and last_restart is not None:
+        restarts_cell = f"{restarts} ({age(last_restart)} ago)"
+
+    pod_ips = status.get("podIPs") or []
+    pod_ip = ((pod_ips[0] or {}).get("ip") if pod_ips else "") or "<none>"
+    node_name = spec.get("nodeName") or "<none>"
+    nominated = status.get("nominatedNodeName") or "<none>"
+    gates = "<none>"
+    readiness_gates = spec.get("readinessGates") or []
+    if readiness_gates:
+        true_count = 0
+        for gate in readiness_gates:
+            ctype = (gate or {}).get("conditionType")
+            for cond in status.get("conditions") or []:
+                if (cond or {}).get("type") == ctype:
+                    if cond.get("status") == "True":
+                        true_count += 1
+                    break
+        gates = f"{true_count}/{len(readiness_gates)}"
+    return [
+        obj_name(pod), f"{ready}/{total}", reason, restarts_cell, obj_age(pod),
+        pod_ip, node_name, nominated, gates,
+    ]
+
+
+def pod_row_conditions(pod: dict) -> list[dict]:
+    """
+    Upstream C{podSuccessConditions}/C{podFailedConditions}: the C{conditions} of a pod's
+    table row (C{[]} unless the pod has completed).
+    """
+    phase = (pod.get("status") or {}).get("phase")
+    if phase == "Succeeded":
+        return [{"type": "Completed", "status": "True", "reason": "Succeeded",
+                 "message": "The pod has completed successfully."}]
+    if phase == "Failed":
+        return [{"type": "Completed", "status": "True", "reason": "Failed",
+                 "message": "The pod failed."}]
+    return []
+
+
+POD_TABLE = TableConvertor(
+    columns=[
+        name_column(),
+        column("Ready", "string", "The aggregate readiness state of this pod for accepting traffic."),
+        column("Status", "string", "The aggregate status of the containers in this pod."),
+        column(
+            "Restarts", "string",
+            "The number of times the containers in this pod have been restarted and when the "
+            "last container in this pod has restarted.",
+        ),
+        age_column(),
+        column("IP", "string", _D["PodStatus.podIP"], priority=1),
+        column("Node", "string", _D["PodSpec.nodeName"], priority=1),
+        column("Nominated Node", "string", _D["PodStatus.nominatedNodeName"], priority=1),
+        column("Readiness Gates", "string", _D["PodSpec.readinessGates"], priority=1),
+    ],
+    row=_pod_row,
+)
+
+
+# --------------------------------------------------------------------------------------------
+# namespaces, configmaps, secrets, serviceaccounts
+
+NAMESPACE_TABLE = TableConvertor(
+    columns=[name_column(), column("Status", "string", "The status of the namespace"), age_column()],
+    row=lambda ns: [obj_name(ns), (ns.get("status") or {}).get("phase") or "", obj_age(ns)],
+)
+
+CONFIGMAP_TABLE = TableConvertor(
+    columns=[name_column(), column("Data", "string", _D["ConfigMap.data"]), age_column()],
+    row=lambda cm: [
+        obj_name(cm), len(cm.get("data") or {}) + len(cm.get("binaryData") or {}), obj_age(cm)
+    ],
+)
+
+SECRET_TABLE = TableConvertor(
+    columns=[
+        name_column(),
+        column("Type", "string", _D["Secret.type"]),
+        column("Data", "string", _D["Secret.data"]),
+        age_column(),
+    ],
+    row=lambda s: [obj_name(s), s.get("type") or "", len(s.get("data") or {}), obj_age(s)],
+)
+
+SERVICEACCOUNT_TABLE = TableConvertor(
+    columns=[name_column(), column("Secrets", "string", _D["ServiceAccount.secrets"]), age_column()],
+    row=lambda sa: [obj_name(sa), len(sa.get("secrets") or []), obj_age(sa)],
+)
+
+
+# --------------------------------------------------------------------------------------------
+# services
+
+
+def _load_balancer_status_string(status: dict, wide: bool) -> str:
+    """Upstream C{loadBalancerStatusStringer}: sorted unique IPs/hostnames, clipped unless wide."""
+    found = set()
+    for ingress in status.get("ingress") or []:
+        ingress = ingress or {}
+        if ingress.get("ip"):
+            found.add(ingress["ip"])
+        elif ingress.get("hostname"):
+            found.add(ingress["hostname"])
+    text = ",".join(sorted(found))
+    if not wide and len(text) > LOAD_BALANCER_WIDTH:
+        text = text[: LOAD_BALANCER_WIDTH - 3] + "..."
+    return text
+
+
+def service_external_ip(svc: dict, wide: bool = True) -> str:
+    """Upstream C{getServiceExternalIP}."""
+    spec = svc.get("spec") or {}
+    external_ips = spec.get("externalIPs") or []
+    stype = spec.get("type")
+    if stype in ("ClusterIP", "NodePort"):
+        return ",".join(external_ips) if external_ips else "<none>"
+    if stype == "LoadBalancer":
+        lb = _load_balancer_status_string(((svc.get("status") or {}).get("loadBalancer") or {}), wide)
+        if external_ips:
+            results = lb.split(",") if lb else []
+            return ",".join(results + list(external_ips))
+        return lb or "<pending>"
+    if stype == "ExternalName":
+        return spec.get("externalName") or ""
+    return "<unknown>"
+
+
+def service_port_string(ports: Optional[list]) -> str:
+    """Upstream C{makePortString}: C{80/TCP,443:30443/TCP}."""
+    pieces = []
+    for port in ports or []:
+        port = port or {}
+        number, protocol = port.get("port") or 0, port.get("protocol") or ""
+        node_port = port.get("nodePort") or 0
+        if node_port > 0:
+            pieces.append(f"{number}:{node_port}/{protocol}")
+        else:
+            pieces.append(f"{number}/{protocol}")
+    return ",".join(pieces)
+
+
+def _service_row(svc: dict) -> list:
+    spec = svc.get("spec") or {}
+    cluster_ips = spec.get("clusterIPs") or []
+    return [
+        obj_name(svc),
+        spec.get("type") or "",
+        cluster_ips[0] if cluster_ips else "<none>",
+        service_external_ip(svc, True),
+        service_port_string(spec.get("ports")) or "<none>",
+        obj_age(svc),
+        format_labels(spec.get("selector")),
+    ]
+
+
+SERVICE_TABLE = TableConvertor(
+    columns=[
+        name_column(),
+        column("Type", "string", _D["ServiceSpec.type"]),
+        column("Cluster-IP", "string", _D["ServiceSpec.clusterIP"]),
+        column("External-IP", "string", _D["ServiceSpec.externalIPs"]),
+        column("Port(s)", "string", _D["ServiceSpec.ports"]),
+        age_column(),
+        column("Selector", "string", _D["ServiceSpec.selector"], priority=1),
+    ],
+    row=_service_row,
+)
+
+
+# --------------------------------------------------------------------------------------------
+# endpoints
+
+
+def _join_host_port(host: str, port: int) -> str:
+    """Go's C{net.JoinHostPort}: brackets around hosts containing a colon."""
+    if ":" in host:
+        return f"[{host}]:{port}"
+    return f"{host}:{port}"
+
+
+def format_endpoints(ep: dict) -> str:
+    """
+    Upstream C{formatEndpoints} (all ports): up to three C{ip:port} entries, then
+    C{ + N more...}; bare IPs for subsets without ports; C{<none>} without subsets.
+    """
+    subsets = ep.get("subsets") or []
+    if not subsets:
+        return "<none>"
+    listed: list[str] = []
+    limit = 3
+    more = False
+    count = 0
+    for subset in subsets:
+        subset = subset or {}
+        addresses = subset.get("addresses") or []
+        ports = subset.get("ports") or []
+        if not ports:
+            count += len(addresses)
+            for address in addresses:
+                if len(listed) == limit:
+                    more = True
+                    break
+                listed.append((address or {}).get("ip") or "")
+            continue
+        for port in ports:
+            count += len(addresses)
+            for address in addresses:
+                if len(listed) == limit:
+                    more = True
+                    break
+                listed.append(_join_host_port((address or {}).get("ip") or "", (port or {}).get("port") or 0))
+    text = ",".join(listed)
+    if more:
+        return f"{text} + {count - limit} more..."
+    return text
+
+
+ENDPOINTS_TABLE = TableConvertor(
+    columns=[name_column(), column("Endpoints", "string", _D["Endpoints.subsets"]), age_column()],
+    row=lambda ep: [obj_name(ep), format_endpoints(ep), obj_age(ep)],
+)
+
+
+# --------------------------------------------------------------------------------------------
+# events
+
+
+def _event_source(event: dict) -> str:
+    """Upstream C{formatEventSource}: C{component, host}, falling back to the reporting fields."""
+    source = event.get("source") or {}
+    component = source.get("component") or event.get("reportingComponent") or ""
+    instance = source.get("host") or event.get("reportingInstance") or ""
+    return f"{component}, {instance}" if instance else component
+
+
+def _event_row(event: dict) -> list:
+    """Upstream C{printEvent} (wide)."""
+    first = age(event.get("firstTimestamp")) if event.get("firstTimestamp") else age(event.get("eventTime"))
+    last = age(event.get("lastTimestamp")) if event.get("lastTimestamp") else first
+    count = event.get("count") or 0
+    series = event.get("series")
+    if series is not None:
+        last = age((series or {}).get("lastObservedTime"))
+        count = (series or {}).get("count") or 0
+    elif count == 0:
+        count = 1
+    involved = event.get("involvedObject") or {}
+    kind = (involved.get("kind") or "").lower()
+    target = f"{kind}/{involved['name']}" if involved.get("name") else kind
+    return [
+        last,
+        event.get("type") or "",
+        event.get("reason") or "",
+        target,
+        involved.get("fieldPath") or "",
+        _event_source(event),
+        (event.get("message") or "").strip(),
+        first,
+        int(count),
+        obj_name(event),
+    ]
+
+
+EVENT_TABLE = TableConvertor(
+    columns=[
+        column("Last Seen", "string", _D["Event.lastTimestamp"]),
+        column("Type", "string", _D["Event.type"]),
+        column("Reason", "string", _D["Event.reason"]),
+        column("Object", "string", _D["Event.involvedObject"]),
+        column("Subobject", "string", _D["ObjectReference.fieldPath"], priority=1),
+        column("Source", "string", _D["Event.source"], priority=1),
+        column("Message", "string", _D["Event.message"]),
+        column("First Seen", "string", _D["Event.firstTimestamp"], priority=1),
+        column("Count", "string", _D["Event.count"], priority=1),
+        name_column(priority=1),
+    ],
+    row=_event_row,
+)

@@ -1,0 +1,60 @@
+# -*- test-case-name: tests.apis.test_core_register -*-
+"""
+The core (C{""}) group, version v1: resource table and strategies, as upstream
+C{pkg/registry/core/rest/storage_core.go} installs them (short names, categories and
+subresources as kube-apiserver v1.32's discovery shows them).
+"""
+
+from __future__ import annotations
+
+from kubetwist.apis.core.configmaps import CONFIGMAP_STRATEGY
+from kubetwist.apis.core.endpoints import ENDPOINTS_STRATEGY
+from kubetwist.apis.core.events import EVENT_STRATEGY
+from kubetwist.apis.core.namespaces import (
+    NAMESPACE_FINALIZE_STRATEGY,
+    NAMESPACE_STATUS_STRATEGY,
+    NAMESPACE_STRATEGY,
+)
+from kubetwist.apis.core.pods import POD_STATUS_STRATEGY, POD_STRATEGY
+from kubetwist.apis.core.secrets import SECRET_STRATEGY
+from kubetwist.apis.core.serviceaccounts import SERVICEACCOUNT_STRATEGY
+from kubetwist.apis.core.services import SERVICE_STATUS_STRATEGY, SERVICE_STRATEGY
+from kubetwist.registry.rest import ResourceSpec, Strategy
+
+__all__ = ["GROUP", "VERSION", "RESOURCES", "STRATEGIES"]
+
+GROUP = ""
+VERSION = "v1"
+
+
+def _r(resource: str, kind: str, singular: str, **kw) -> ResourceSpec:
+    return ResourceSpec(GROUP, VERSION, resource, kind, singular, **kw)
+
+
+RESOURCES: list[ResourceSpec] = [
+    _r("configmaps", "ConfigMap", "configmap", short_names=["cm"]),
+    _r("endpoints", "Endpoints", "endpoints", short_names=["ep"]),
+    _r("events", "Event", "event", short_names=["ev"]),
+    _r("namespaces", "Namespace", "namespace", namespaced=False, short_names=["ns"],
+       subresources=["finalize", "status"]),
+    _r("pods", "Pod", "pod", short_names=["po"], categories=["all"], subresources=["status"]),
+    _r("secrets", "Secret", "secret"),
+    _r("serviceaccounts", "ServiceAccount", "serviceaccount", short_names=["sa"]),
+    _r("services", "Service", "service", short_names=["svc"], categories=["all"],
+       subresources=["status"]),
+]
+
+STRATEGIES: dict[str, Strategy] = {
+    "configmaps": CONFIGMAP_STRATEGY,
+    "endpoints": ENDPOINTS_STRATEGY,
+    "events": EVENT_STRATEGY,
+    "namespaces": NAMESPACE_STRATEGY,
+    "namespaces/status": NAMESPACE_STATUS_STRATEGY,
+    "namespaces/finalize": NAMESPACE_FINALIZE_STRATEGY,
+    "pods": POD_STRATEGY,
+    "pods/status": POD_STATUS_STRATEGY,
+    "secrets": SECRET_STRATEGY,
+    "serviceaccounts": SERVICEACCOUNT_STRATEGY,
+    "services": SERVICE_STRATEGY,
+    "services/status": SERVICE_STATUS_STRATEGY,
+}

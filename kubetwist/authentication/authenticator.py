@@ -1,0 +1,66 @@
+# -*- test-case-name: tests.authentication.test_union -*-
+"""
+Authenticator interfaces: upstream C{k8s.io/apiserver/pkg/authentication/authenticator}.
+
+Upstream's C{AuthenticateRequest} returns C{(response, ok, err)}; here an authenticator returns
+a L{UserInfo} (ok), C{None} (no opinion: no credentials of its kind) or raises
+L{AuthenticationError} (credentials of its kind are present but invalid).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from twisted.web.iweb import IRequest
+from zope.interface import Interface
+
+from kubetwist.authentication.user import UserInfo
+
+
+class AuthenticationError(Exception):
+    """
+    Credentials were presented but did not authenticate; the request gets 401.
+
+    The message is logged, never sent to the client (the client sees C{Unauthorized}).
+    """
+
+    @classmethod
+    def aggregate(cls, errors: Iterable[Exception]) -> "AuthenticationError | None":
+        """
+        Upstream C{utilerrors.NewAggregate}: C{None} for no errors, the single message for one,
+        C{[msg1, msg2]} (duplicates removed) for more.
+        """
+        messages: list[str] = []
+        for e in errors:
+            msg = str(e)
+            if msg not in messages:
+                messages.append(msg)
+        if not messages:
+            return None
+        if len(messages) == 1:
+            return cls(messages[0])
+        return cls("[" + ", ".join(messages) + "]")
+
+
+class IAuthenticator(Interface):
+    """Authenticates a request (upstream C{authenticator.Request})."""
+
+    def authenticate(request: IRequest) -> UserInfo | None:
+        """
+        The user the request's credentials name.
+
+        @return: the user, or C{None} when this authenticator finds no credentials of its kind.
+        @raise AuthenticationError: credentials of its kind are present but invalid.
+        """
+
+
+class ITokenAuthenticator(Interface):
+    """Authenticates a bearer token (upstream C{authenticator.Token})."""
+
+    def authenticate_token(token: str) -> UserInfo | None:
+        """
+        The user a token names.
+
+        @return: the user, or C{None} for an unknown token.
+        @raise AuthenticationError: the token is recognised but invalid (e.g. expired).
+        """

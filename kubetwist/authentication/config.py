@@ -1,0 +1,111 @@
+# -*- test-case-name: tests.authentication.test_config -*-
+"""
+Assembling the request authenticator from the options: upstream
+C{k8s.io/kubernetes/pkg/kubeapiserver/authenticator} (C{Config.New}) and the authentication
+filter's decision, C{k8s.io/apiserver/pkg/endpoints/filters/authentication.go}.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+from cryptography import x509
+from twisted.logger import Logger
+from twisted.web.iweb import IRequest
+
+from kubetwist.authentication.anonymous import ANONYMOUS_ALLOWED_PATHS, AnonymousAuthenticator
+from kubetwist.authentication.authenticator import (
+    AuthenticationError,
+    IAuthenticator,
+    ITokenAuthenticator,
+)
+from kubetwist.authentication.bearertoken import BearerTokenAuthenticator
+from kubetwist.authentication.group import AuthenticatedGroupAdder
+from kubetwist.authentication.union import UnionAuthenticator, UnionTokenAuthenticator
+from kubetwist.authentication.user import ALL_UNAUTHENTICATED, ANONYMOUS, UserInfo
+from kubetwist.authentication.x509 import X509Authenticator
+from kubetwist.runtime.errors import new_unauthorized
+
+_log = Logger()
+
+
+def new_request_authenticator(
+    *,
+    client_ca_certs: Iterable[x509.Certificate] = (),
+    token_authenticators: Sequence[ITokenAuthenticator] = (),
+    anonymous: bool = True,
+    anonymous_paths: Iterable[str] | None = ANONYMOUS_ALLOWED_PATHS,
+    warn: Callable[[IRequest, str], None] | None = None,
+) -> IAuthenticator | None:
+    """
+    kube-apiserver's authenticator chain:
+
+        union-fail-on-error(
+            authenticated-group-adder(union(x509, bearer(union(tokens...)))),
+            anonymous(paths))
+
+    The x509 authenticator is present when there are client CAs; the bearer authenticator
+    when there are token authenticators (e.g. L{TokenFileAuthenticator
+    <kubetwist.authentication.tokenfile.TokenFileAuthenticator>}, service-account tokens), in
+    the given order.  A bad credential fails the request even on an anonymous path, as
+    upstream.
+
+    @param anonymous: C{--anonymous-auth}.
+    @param anonymous_paths: paths anonymous requests may reach (C{None}: every path).
+    @param warn: passed to L{BearerTokenAuthenticator}.
+    @return: the authenticator, or C{None} when nothing at all is configured (upstream then
+        disables authentication; every request is served unauthenticated).
+    """
+    authenticators: list[IAuthenticator] = []
+    cas = list(client_ca_certs)
+    if cas:
+        authenticators.append(X509Authenticator(cas))
+    tokens = list(token_authenticators)
+    if tokens:
+        token_auth = tokens[0] if len(tokens) == 1 else UnionTokenAuthenticator(tokens)
+        authenticators.append(BearerTokenAuthenticator(token_auth, warn=warn))
+    anonymous_auth = AnonymousAuthenticator(anonymous_paths) if anonymous else None
+    if not authenticators:
+        return anonymous_auth
+    chain: IAuthenticator = (
+        authenticators[0] if len(authenticators) == 1 else UnionAuthenticator(authenticators)
+    )
+    chain = AuthenticatedGroupAdder(chain)
+    if anonymous_auth is not None:
+        chain = UnionAuthenticator([chain, anonymous_auth], fail_on_error=True)
+    return chain
+
+
+def authenticate_request(authenticator: IAuthenticator, request: IRequest) -> UserInfo:
+    """
+    The authentication filter's decision for one request.
+
+    On success the C{Authorization} header is removed (also when a non-bearer authenticator
+    succeeded, as upstream).  On failure the reason is logged and 401 is raised; the client only
+    ever sees C{Unauthorized}.
+
+    @return: the user.
+    @raise StatusError: 401 C{{"kind": "Status", ..., "message": "Unauthorized", "reason":
+        "Unauthorized", "code": 401}} when the authenticator raises or has no opinion.
+    """
+    try:
+        user = authenticator.authenticate(request)
+    except AuthenticationError as e:
+        _log.info("Unable to authenticate the request: {err}", err=str(e))
+        raise new_unauthorized("Unauthorized") from None
+    if user is None:
+        raise new_unauthorized("Unauthorized")
+    request.requestHeaders.removeHeader(b"authorization")
+    return user
+
+
+def is_anonymous(user: UserInfo) -> bool:
+    """Upstream C{isAnonymousUser}: named C{system:anonymous} or in C{system:unauthenticated}."""
+    return user.name == ANONYMOUS or ALL_UNAUTHENTICATED in user.groups
+
+
+__all__ = [
+    "authenticate_request",
+    "is_anonymous",
+    "new_request_authenticator",
+]

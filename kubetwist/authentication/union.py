@@ -1,0 +1,91 @@
+# -*- test-case-name: tests.authentication.test_union -*-
+"""
+Trying several authenticators in turn: upstream
+C{k8s.io/apiserver/pkg/authentication/request/union}.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from twisted.web.iweb import IRequest
+from zope.interface import implementer
+
+from kubetwist.authentication.authenticator import (
+    AuthenticationError,
+    IAuthenticator,
+    ITokenAuthenticator,
+)
+from kubetwist.authentication.user import UserInfo
+
+
+@implementer(IAuthenticator)
+class UnionAuthenticator:
+    """
+    The first authenticator that authenticates the request wins.
+
+    With C{fail_on_error=False} (upstream C{union.New}) errors are collected and the next
+    authenticator is tried; when none succeeds the aggregate of the errors is raised, or
+    C{None} returned when there were none.  With C{fail_on_error=True} (upstream
+    C{union.NewFailOnError}) the first error is raised at once.
+    """
+
+    def __init__(
+        self, authenticators: Sequence[IAuthenticator], fail_on_error: bool = False
+    ) -> None:
+        self.authenticators = list(authenticators)
+        self.fail_on_error = fail_on_error
+
+    def authenticate(self, request: IRequest) -> UserInfo | None:
+        """
+        @raise AuthenticationError: see the class docstring.
+        """
+        errors: list[AuthenticationError] = []
+        for auth in self.authenticators:
+            try:
+                user = auth.authenticate(request)
+            except AuthenticationError as e:
+                if self.fail_on_error:
+                    raise
+                errors.append(e)
+                continue
+            if user is not None:
+                return user
+        err = AuthenticationError.aggregate(errors)
+        if err is not None:
+            raise err
+        return None
+
+
+@implementer(ITokenAuthenticator)
+class UnionTokenAuthenticator:
+    """
+    Several token authenticators as one (upstream C{token/union}): the first that knows the
+    token wins; errors are aggregated as in L{UnionAuthenticator}.
+    """
+
+    def __init__(
+        self, authenticators: Sequence[ITokenAuthenticator], fail_on_error: bool = False
+    ) -> None:
+        self.authenticators = list(authenticators)
+        self.fail_on_error = fail_on_error
+
+    def authenticate_token(self, token: str) -> UserInfo | None:
+        """
+        @raise AuthenticationError: see L{UnionAuthenticator}.
+        """
+        errors: list[AuthenticationError] = []
+        for auth in self.authenticators:
+            try:
+                user = auth.authenticate_token(token)
+            except AuthenticationError as e:
+                if self.fail_on_error:
+                    raise
+                errors.append(e)
+                continue
+            if user is not None:
+                return user
+        err = AuthenticationError.aggregate(errors)
+        if err is not None:
+            raise err
+        return None

@@ -1,0 +1,146 @@
+# -*- test-case-name: tests.endpoints.test_handlers -*-
+"""
+Query parameters of resource requests: upstream C{metav1.ListOptions}, C{CreateOptions},
+C{UpdateOptions}, C{PatchOptions}, C{DeleteOptions} as decoded by
+C{k8s.io/apiserver/pkg/endpoints/handlers}.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from kubetwist.apimachinery import selectors
+from kubetwist.registry.generic.store import ListOptions
+from kubetwist.registry.rest import Strategy
+from kubetwist.runtime import errors
+from kubetwist.storage.interfaces import SelectionPredicate
+
+
+def first(query: dict[str, list[str]], key: str, default: str = "") -> str:
+    values = query.get(key)
+    return values[0] if values else default
+
+
+def bool_param(query: dict[str, list[str]], key: str) -> Optional[bool]:
+    v = first(query, key, None)  # type: ignore[arg-type]
+    if v is None:
+        return None
+    if v.lower() in ("true", "1", ""):
+        return True if v != "" else False
+    if v.lower() in ("false", "0"):
+        return False
+    raise errors.new_bad_request(f'invalid boolean value "{v}" for {key}')
+
+
+def int_param(query: dict[str, list[str]], key: str) -> Optional[int]:
+    v = first(query, key, None)  # type: ignore[arg-type]
+    if v is None or v == "":
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        raise errors.new_bad_request(
+            f'strconv.ParseInt: parsing "{v}": invalid syntax'
+        ) from None
+
+
+def dry_run(query: dict[str, list[str]]) -> bool:
+    """C{dryRun=All} (the only accepted value); anything else is 400, as upstream."""
+    values = query.get("dryRun", [])
+    for v in values:
+        if v != "All":
+            raise errors.make_status(
+                400, "BadRequest",
+                f'dryRun: Unsupported value: "{v}": supported values: "All"',
+            )
+    return bool(values)
+
+
+def supported_fields(strategy: Strategy) -> set[str]:
+    """The field-selector attributes a resource supports (its C{GetAttrs} keys)."""
+    try:
+        return set(strategy.attrs({"metadata": {}}).keys())
+    except Exception:
+        return {"metadata.name", "metadata.namespace"}
+
+
+def list_options(query: dict[str, list[str]], strategy: Strategy, kind_version: str = "v1") -> ListOptions:
+    """
+    Decode list/watch parameters into L{ListOptions}; bad selectors and unsupported field
+    labels are 400 BadRequest (C{field label not supported: spec.foo}).
+    """
+    label_s = first(query, "labelSelector")
+    field_s = first(query, "fieldSelector")
+    label = selectors.parse_label_selector(label_s) if label_s else None
+    fsel = selectors.parse_field_selector(field_s) if field_s else None
+    name = ""
+    if fsel is not None:
+        allowed = supported_fields(strategy)
+        for f, op, value in fsel.requirements():
+            if f not in allowed:
+                raise errors.new_bad_request(f"field label not supported: {f}")
+            if f == "metadata.name" and op in ("=", "=="):
+                name = value
+    matcher = None
+    if label is not None or fsel is not None:
+        def matcher(obj: dict, label=label, fsel=fsel) -> bool:
+            if label is not None and not label.matches(
+                (obj.get("metadata") or {}).get("labels") or {}
+            ):
+                return False
+            if fsel is not None and not fsel.matches(strategy.attrs(obj)):
+                return False
+            return True
+    limit = int_param(query, "limit") or 0
+    rv = first(query, "resourceVersion")
+    rv_match = first(query, "resourceVersionMatch")
+    if rv_match and rv_match not in ("Exact", "NotOlderThan"):
+        raise errors.make_status(
+            422, "Invalid",
+            f'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: '
+            f'"{rv_match}": supported values: "Exact", "NotOlderThan"',
+        )
+    if rv_match and not rv:
+        raise errors.make_status(
+            422, "Invalid",
+            'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
+            'resourceVersionMatch is forbidden unless resourceVersion is provided',
+        )
+    cont = first(query, "continue")
+    if cont and rv and rv != "0":
+        raise errors.make_status(
+            422, "Invalid",
+            'ListOptions.meta.k8s.io "" is invalid: resourceVersion: Forbidden: '
+            'specifying resource version is not allowed when using continue',
+        )
+    send_initial = bool_param(query, "sendInitialEvents")
+    return ListOptions(
+        predicate=SelectionPredicate(matcher),
+        resource_version=rv,
+        resource_version_match=rv_match,
+        limit=max(limit, 0),
+        continue_token=cont,
+        allow_watch_bookmarks=bool(bool_param(query, "allowWatchBookmarks")),
+        send_initial_events=send_initial,
+        timeout_seconds=int_param(query, "timeoutSeconds"),
+        name=name,
+    )
+
+
+def delete_options(query: dict[str, list[str]], body: Optional[dict]) -> dict:
+    """Merge a C{DeleteOptions} body with the query parameters that upstream also accepts."""
+    opts: dict[str, Any] = dict(body or {})
+    grace = int_param(query, "gracePeriodSeconds")
+    if grace is not None:
+        opts["gracePeriodSeconds"] = grace
+    pp = first(query, "propagationPolicy")
+    if pp:
+        opts["propagationPolicy"] = pp
+    policy = opts.get("propagationPolicy")
+    if policy is not None and policy not in ("Orphan", "Background", "Foreground"):
+        raise errors.make_status(
+            422, "Invalid",
+            f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
+            f'"{policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
+        )
+    return opts

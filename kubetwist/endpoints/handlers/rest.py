@@ -1,0 +1,489 @@
+# -*- test-case-name: tests.endpoints.test_handlers -*-
+"""
+Resource request handlers: upstream C{k8s.io/apiserver/pkg/endpoints/handlers}
+(C{get.go}, C{create.go}, C{update.go}, C{patch.go}, C{delete.go}, C{watch.go}).
+
+Each handler: negotiate output, decode input, run the Store, transform (Table,
+PartialObjectMetadata), encode.  Errors go through L{kubetwist.endpoints.responses.funnel}.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from twisted.internet.defer import Deferred
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
+
+from kubetwist.apimachinery import patch as patchlib
+from kubetwist.endpoints import table as tablelib
+from kubetwist.endpoints.handlers import options as opts
+from kubetwist.endpoints.responses import write_object
+from kubetwist.registry.generic.store import Store
+from kubetwist.runtime import codec, errors
+from kubetwist.storage.interfaces import WatchEvent
+
+log = Logger()
+
+#: Largest request body accepted, in bytes (upstream C{MaxRequestBodyBytes}, 3 MiB).
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+
+
+@dataclass
+class Output:
+    """The negotiated response form: C{kind} in C{object table partial}."""
+
+    kind: str
+    media: str
+    content_type: str
+    version: str = "v1"
+
+
+def negotiate(request: Any, allow_transform: bool = True) -> Output:
+    """
+    Choose the response form from C{Accept} (upstream C{negotiation.NegotiateOutputMediaType}
+    with C{as=Table} / C{as=PartialObjectMetadata[List]} of C{meta.k8s.io}).
+
+    @raise StatusError: 406 NotAcceptable when nothing acceptable is offered.
+    """
+    header = request.getHeader(b"accept")
+    ranges = codec.parse_accept(header.decode("latin-1") if header else None)
+    for r in ranges:
+        if r.type in ("application/vnd.kubernetes.protobuf",):
+            continue
+        media = codec.YAML if r.type == codec.YAML else codec.JSON
+        if r.type not in (codec.JSON, codec.YAML, "*/*", "application/*"):
+            continue
+        if r.as_kind:
+            if not allow_transform or r.group != "meta.k8s.io" or r.version not in ("v1", "v1beta1"):
+                continue
+            if r.as_kind == "Table":
+                return Output(
+                    "table", media,
+                    f"{media};as=Table;v={r.version};g=meta.k8s.io", r.version,
+                )
+            if r.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                return Output(
+                    "partial", media,
+                    f"{media};as={r.as_kind};v={r.version};g=meta.k8s.io", r.version,
+                )
+            continue
+        return Output("object", media, media)
+    raise errors.new_not_acceptable(
+        "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    )
+
+
+def read_body(request: Any) -> bytes:
+    body = request.content.read() if request.content is not None else b""
+    if len(body) > MAX_REQUEST_BODY_BYTES:
+        raise errors.new_request_entity_too_large("limit is 3145728")
+    return body
+
+
+def _query(request: Any) -> dict[str, list[str]]:
+    return request.kube_info.query
+
+
+class ResourceHandlers:
+    """
+    The handlers of one resource (and its subresources) in one group-version.
+
+    @ivar store: the resource's L{Store}.
+    @ivar subresources: C{{"status": Store, "scale": ScaleREST, ...}}.
+    @ivar admission: the server's L{kubetwist.admission.chain.AdmissionChain}.
+    @ivar clock: C{IReactorTime} for watch timeouts and bookmarks.
+    """
+
+    def __init__(self, store: Store, subresources: dict[str, Any], admission: Any,
+                 clock: Any, min_request_timeout: int = 1800,
+                 patch_meta: Any = None) -> None:
+        self.store = store
+        self.spec = store.spec
+        self.subresources = subresources
+        self.admission = admission
+        self.clock = clock
+        self.min_request_timeout = min_request_timeout
+        self.patch_meta = patch_meta
+
+    # --- helpers ------------------------------------------------------------------------------
+    def _admission(self, request: Any, namespace: str, name: str, subresource: str, dry: bool):
+        return self.admission.for_request(
+            self.spec, subresource, namespace, name, getattr(request, "kube_user", None), dry
+        )
+
+    def _respond(self, request: Any, code: int, obj: dict, out: Output,
+                 convertor_store: Optional[Store] = None) -> None:
+        """Write one object in the negotiated form."""
+        if out.kind == "table" and obj.get("kind") != "Status":
+            store = convertor_store or self.store
+            obj = tablelib.to_table(
+                [obj], store.strategy.table, None,
+                opts.first(_query(request), "includeObject", "Metadata"), out.version,
+            )
+            write_object(request, code, obj, out.media, out.content_type)
+            return
+        if out.kind == "partial" and obj.get("kind") != "Status":
+            write_object(request, code, tablelib.partial_object_metadata(obj, out.version),
+                         out.media, out.content_type)
+            return
+        write_object(request, code, obj, out.media)
+
+    def decode_object(self, request: Any, body: bytes) -> dict:
+        """
+        Decode a create/update body and check its kind against the URL (upstream create.go).
+
+        @raise StatusError: 400 BadRequest (malformed, missing kind, other version or kind),
+            415 UnsupportedMediaType.
+        """
+        ctype = codec.content_type_of(
+            (request.getHeader(b"content-type") or b"application/json").decode("latin-1")
+        )
+        if ctype not in (codec.JSON, codec.YAML, "application/x-yaml", "text/yaml", ""):
+            raise errors.new_unsupported_media_type(ctype)
+        obj = codec.decode_body(body, ctype or codec.JSON)
+        if not isinstance(obj, dict):
+            raise errors.new_bad_request(
+                "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                f"{type(obj).__name__} into Go value of type struct {{ APIVersion string "
+                '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+            )
+        self.check_kind(obj, body)
+        if "metadata" in obj and not isinstance(obj["metadata"], dict) and obj["metadata"] is not None:
+            raise errors.new_bad_request(
+                f"{self.spec.kind} in version \"{self.spec.version}\" cannot be handled as a "
+                f"{self.spec.kind}: json: cannot unmarshal into Go struct field "
+                f"{self.spec.kind}.metadata of type v1.ObjectMeta"
+            )
+        if obj.get("metadata") is None:
+            obj["metadata"] = {}
+        return obj
+
+    def check_kind(self, obj: dict, body: bytes = b"") -> None:
+        kind = obj.get("kind")
+        api_version = obj.get("apiVersion")
+        if kind is not None and not isinstance(kind, str) or (
+            api_version is not None and not isinstance(api_version, str)
+        ):
+            raise errors.new_bad_request("couldn't get version/kind; json parse error: "
+                                         "kind and apiVersion must be strings")
+        if not kind:
+            # upstream defaults the kind from the URL when the body omits it
+            obj["kind"] = self.spec.kind
+            kind = self.spec.kind
+        if not api_version:
+            obj["apiVersion"] = self.spec.api_version
+            api_version = self.spec.api_version
+        if api_version != self.spec.api_version:
+            raise errors.new_bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API "
+                f"version ({self.spec.api_version})"
+            )
+        if kind != self.spec.kind:
+            version = api_version.rsplit("/", 1)[-1]
+            raise errors.new_bad_request(
+                f'{kind} in version "{version}" cannot be handled as a {self.spec.kind}: '
+                f'no kind "{kind}" is registered for the internal version of group '
+                f'"{self.spec.group}" in scheme'
+            )
+
+    def _default(self, store: Store, obj: dict) -> None:
+        store.strategy.default(obj)
+
+    # --- GET -----------------------------------------------------------------------------------
+    async def get(self, request: Any, namespace: str, name: str) -> None:
+        out = negotiate(request)
+        obj = await self.store.get(namespace, name, opts.first(_query(request), "resourceVersion"))
+        self._respond(request, 200, obj, out)
+
+    async def list(self, request: Any, namespace: str) -> None:
+        q = _query(request)
+        if opts.bool_param(q, "watch"):
+            return await self.watch(request, namespace)
+        out = negotiate(request)
+        options = opts.list_options(q, self.store.strategy)
+        lst = await self.store.list(namespace, options)
+        if out.kind == "table":
+            result = tablelib.to_table(
+                lst["items"], self.store.strategy.table, lst["metadata"],
+                opts.first(q, "includeObject", "Metadata"), out.version,
+                api_version=self.spec.api_version, kind=self.spec.kind,
+            )
+            write_object(request, 200, result, out.media, out.content_type)
+        elif out.kind == "partial":
+            write_object(request, 200, tablelib.partial_object_metadata_list(lst, out.version),
+                         out.media, out.content_type)
+        else:
+            write_object(request, 200, lst, out.media)
+
+    # --- WATCH ---------------------------------------------------------------------------------
+    async def watch(self, request: Any, namespace: str, name: str = "") -> None:
+        """
+        Serve a watch as a chunked stream of C{{"type", "object"}} JSON lines (upstream
+        C{serveWatch}); ends at C{timeoutSeconds} or a random server timeout in
+        [min-request-timeout, 2*min-request-timeout) seconds, or when the client goes.
+        """
+        q = _query(request)
+        out = negotiate(request)
+        options = opts.list_options(q, self.store.strategy)
+        if name:
+            options.name = name
+        initial: list[dict] = []
+        initial_rv = ""
+        if options.send_initial_events:
+            if options.resource_version_match != "NotOlderThan":
+                raise errors.make_status(
+                    422, "Invalid",
+                    'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
+                    'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+                )
+            lst = await self.store.list(namespace, opts.ListOptions(
+                predicate=options.predicate, resource_version=options.resource_version
+                if options.resource_version not in ("", "0") else "",
+                resource_version_match="NotOlderThan" if options.resource_version not in ("", "0") else "",
+                name=options.name,
+            ))
+            initial_rv = lst["metadata"]["resourceVersion"]
+            initial = lst["items"]
+            options.resource_version = initial_rv
+        w = self.store.watch(namespace, options)
+        timeout = options.timeout_seconds
+        if not timeout or timeout <= 0:
+            timeout = int(self.min_request_timeout * (1 + random.random()))
+        media = out.media if out.media == codec.JSON else codec.JSON
+        request.setResponseCode(200)
+        request.setHeader(b"Content-Type", out.content_type.encode() if out.kind == "table"
+                          else media.encode())
+        request.setHeader(b"Cache-Control", b"no-cache, private")
+        request.write(b"")
+        last_rv = [initial_rv]
+        first_table = [True]
+
+        def emit(ev_type: str, obj: dict) -> None:
+            if request.finished or getattr(request, "_disconnected", False):
+                return
+            if out.kind == "table" and ev_type in ("ADDED", "MODIFIED", "DELETED"):
+                obj = tablelib.to_table(
+                    [obj], self.store.strategy.table, {"resourceVersion": obj.get(
+                        "metadata", {}).get("resourceVersion", "")},
+                    opts.first(q, "includeObject", "Metadata"), out.version,
+                    with_headers=first_table[0],
+                )
+                first_table[0] = False
+            elif out.kind == "partial" and ev_type in ("ADDED", "MODIFIED", "DELETED"):
+                obj = tablelib.partial_object_metadata(obj, out.version)
+            request.write(codec.encode_json({"type": ev_type, "object": obj}) + b"\n")
+
+        def bookmark(annotations: Optional[dict] = None) -> None:
+            if not last_rv[0]:
+                return
+            meta: dict[str, Any] = {"resourceVersion": last_rv[0]}
+            if annotations:
+                meta["annotations"] = annotations
+            emit("BOOKMARK", {"kind": self.spec.kind, "apiVersion": self.spec.api_version,
+                              "metadata": meta})
+
+        for item in initial:
+            emit("ADDED", self.store._typed(item))
+        if options.send_initial_events:
+            bookmark({"k8s.io/initial-events-end": "true"})
+
+        def on_event(ev: WatchEvent) -> None:
+            if ev.type == "ERROR":
+                emit("ERROR", ev.object)
+                w.stop()
+                return
+            obj = self.store._typed(ev.object)
+            rv = obj.get("metadata", {}).get("resourceVersion")
+            if rv:
+                last_rv[0] = rv
+            if ev.type == "BOOKMARK":
+                if options.allow_watch_bookmarks:
+                    emit("BOOKMARK", {"kind": self.spec.kind, "apiVersion": self.spec.api_version,
+                                      "metadata": {"resourceVersion": rv}})
+                return
+            emit(ev.type, obj)
+
+        timer = self.clock.callLater(timeout, w.stop)
+        bookmarks = None
+        if options.allow_watch_bookmarks:
+            bookmarks = LoopingCall(bookmark)
+            bookmarks.clock = self.clock
+            bookmarks.start(60, now=False)
+        request.notifyFinish().addBoth(lambda _: w.stop())
+        try:
+            await w.subscribe(on_event)
+        finally:
+            if timer.active():
+                timer.cancel()
+            if bookmarks is not None and bookmarks.running:
+                bookmarks.stop()
+            w.stop()
+        if not request.finished and not getattr(request, "_disconnected", False):
+            request.finish()
+
+    # --- CREATE --------------------------------------------------------------------------------
+    async def create(self, request: Any, namespace: str) -> None:
+        q = _query(request)
+        out = negotiate(request)
+        dry = opts.dry_run(q)
+        obj = self.decode_object(request, read_body(request))
+        self._default(self.store, obj)
+        request.kube_warnings = list(self.store.strategy.warnings(obj))
+        admission = self._admission(request, namespace, "", "", dry)
+        created = await self.store.create(namespace, obj, admission, dry)
+        self._respond(request, 201, created, out)
+
+    # --- UPDATE --------------------------------------------------------------------------------
+    async def update(self, request: Any, namespace: str, name: str, subresource: str = "") -> None:
+        q = _query(request)
+        out = negotiate(request)
+        dry = opts.dry_run(q)
+        store = self.subresources[subresource] if subresource else self.store
+        if not isinstance(store, Store):
+            return await store.update(request, self, namespace, name, out, dry)
+        obj = self.decode_object(request, read_body(request))
+        self._default(store, obj)
+        request.kube_warnings = list(store.strategy.warnings(obj))
+
+        async def transform(current: Optional[dict]) -> dict:
+            return copy.deepcopy(obj)
+
+        admission = self._admission(request, namespace, name, subresource, dry)
+        result, created = await store.update(namespace, name, transform, admission, dry)
+        self._respond(request, 201 if created else 200, result, out)
+
+    # --- PATCH ---------------------------------------------------------------------------------
+    async def patch(self, request: Any, namespace: str, name: str, subresource: str = "") -> None:
+        q = _query(request)
+        out = negotiate(request)
+        dry = opts.dry_run(q)
+        store = self.subresources[subresource] if subresource else self.store
+        ctype = codec.content_type_of(
+            (request.getHeader(b"content-type") or b"").decode("latin-1")
+        )
+        if ctype not in codec.PATCH_TYPES:
+            raise errors.new_unsupported_media_type(ctype)
+        body = read_body(request)
+        if not isinstance(store, Store):
+            return await store.patch(request, self, namespace, name, out, dry, ctype, body)
+        apply_patch = self.patch_applier(ctype, body, store)
+        admission = self._admission(request, namespace, name, subresource, dry)
+
+        async def transform(current: Optional[dict]) -> dict:
+            if current is None:
+                if ctype == codec.APPLY_PATCH_YAML:
+                    return apply_patch({})
+                raise errors.new_not_found(self.spec.group, self.spec.resource, name)
+            return apply_patch(current)
+
+        result, created = await store.update(
+            namespace, name, transform, admission, dry,
+            force_allow_create=ctype == codec.APPLY_PATCH_YAML,
+        )
+        self._respond(request, 201 if created else 200, result, out)
+
+    def patch_applier(self, ctype: str, body: bytes, store: Store):
+        """A function C{current -> patched} for a patch body of type C{ctype}; the result is
+        kind-checked and defaulted (upstream C{patcher.applyPatch} then decode)."""
+        if ctype == codec.JSON_PATCH:
+            def apply(current: dict) -> dict:
+                return self._after_patch(store, patchlib.apply_json_patch(current, body), current)
+            return apply
+        if ctype == codec.MERGE_PATCH:
+            def apply(current: dict) -> dict:
+                return self._after_patch(store, patchlib.apply_merge_patch(current, body), current)
+            return apply
+        if ctype == codec.STRATEGIC_MERGE_PATCH:
+            if self.patch_meta is None:
+                raise errors.new_unsupported_media_type(ctype)
+            patch_doc = _decode_patch(body)
+            def apply(current: dict) -> dict:
+                from kubetwist.apimachinery.strategicpatch import apply_strategic_merge_patch
+                return self._after_patch(
+                    store, apply_strategic_merge_patch(current, patch_doc, self.patch_meta), current
+                )
+            return apply
+        # server-side apply (first cut): the applied configuration merged over the live object
+        applied = codec.decode_body(body, codec.APPLY_PATCH_YAML)
+        if not isinstance(applied, dict):
+            raise errors.new_bad_request("error decoding YAML: the applied configuration must be an object")
+        self.check_kind(dict(applied))
+        def apply(current: dict) -> dict:
+            from kubetwist.apimachinery.strategicpatch import apply_strategic_merge_patch
+            if not current:
+                obj = copy.deepcopy(applied)
+                self.check_kind(obj)
+                self._default(store, obj)
+                return obj
+            if self.patch_meta is not None:
+                merged = apply_strategic_merge_patch(current, copy.deepcopy(applied), self.patch_meta)
+            else:
+                merged = patchlib.apply_merge_patch(current, codec.encode_json(applied))
+            return self._after_patch(store, merged, current)
+        return apply
+
+    def _after_patch(self, store: Store, patched: Any, current: dict) -> dict:
+        if not isinstance(patched, dict):
+            raise errors.new_bad_request("the patched object is not a JSON object")
+        if patched.get("kind", self.spec.kind) != current.get("kind", self.spec.kind) or \
+                patched.get("apiVersion", self.spec.api_version) != current.get("apiVersion", self.spec.api_version):
+            self.check_kind(patched)
+        self.check_kind(patched)
+        if not isinstance(patched.get("metadata"), dict):
+            patched["metadata"] = {}
+        self._default(store, patched)
+        return patched
+
+    # --- DELETE --------------------------------------------------------------------------------
+    async def delete(self, request: Any, namespace: str, name: str) -> None:
+        q = _query(request)
+        out = negotiate(request)
+        dry = opts.dry_run(q)
+        body = _optional_body(request)
+        delete_opts = opts.delete_options(q, body)
+        admission = self._admission(request, namespace, name, "", dry)
+        result, deleted = await self.store.delete(namespace, name, delete_opts, admission, dry)
+        self._respond(request, 200, result, out)
+
+    async def delete_collection(self, request: Any, namespace: str) -> None:
+        q = _query(request)
+        out = negotiate(request, allow_transform=False)
+        dry = opts.dry_run(q)
+        body = _optional_body(request)
+        delete_opts = opts.delete_options(q, body)
+        list_opts = opts.list_options(q, self.store.strategy)
+        admission = self._admission(request, namespace, "", "", dry)
+        result = await self.store.delete_collection(namespace, list_opts, delete_opts, admission, dry)
+        write_object(request, 200, result, out.media)
+
+    # --- subresource GET -----------------------------------------------------------------------
+    async def get_subresource(self, request: Any, namespace: str, name: str, subresource: str) -> None:
+        out = negotiate(request)
+        sub = self.subresources[subresource]
+        if isinstance(sub, Store):
+            obj = await sub.get(namespace, name)
+            self._respond(request, 200, obj, out)
+        else:
+            await sub.get(request, self, namespace, name, out)
+
+
+def _decode_patch(body: bytes) -> Any:
+    try:
+        return codec.decode_body(body, codec.JSON)
+    except errors.StatusError:
+        raise errors.new_bad_request("error decoding patch: invalid JSON") from None
+
+
+def _optional_body(request: Any) -> Optional[dict]:
+    body = read_body(request)
+    if not body.strip():
+        return None
+    ctype = codec.content_type_of((request.getHeader(b"content-type") or b"").decode("latin-1"))
+    obj = codec.decode_body(body, ctype or codec.JSON)
+    if obj is not None and not isinstance(obj, dict):
+        raise errors.new_bad_request("DeleteOptions must be a JSON object")
+    return obj

@@ -1,0 +1,210 @@
+# -*- test-case-name: tests.endpoints.test_handlers -*-
+"""
+REST storage capabilities to routes: upstream C{k8s.io/apiserver/pkg/endpoints/installer.go}
+and C{groupversion.go}.
+
+One L{APIGroupVersion} per installed group-version owns one Klein app.  For every resource the
+installer adds routes only for the verbs its storage provides: collection routes
+(C{GET} list/watch, C{POST} create, C{DELETE} deletecollection), item routes (C{GET PUT PATCH
+DELETE}) and subresource routes, under C{/namespaces/<namespace>/} for namespaced resources
+(plus the all-namespaces list/watch route).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from klein import Klein
+from werkzeug.exceptions import MethodNotAllowed, NotFound
+from werkzeug.routing import RequestRedirect
+
+from kubetwist.endpoints.discovery import (
+    SUBRESOURCE_VERBS, DiscoveredResource, api_resource_list,
+)
+from kubetwist.endpoints.handlers.rest import ResourceHandlers
+from kubetwist.endpoints.responses import funnel
+from kubetwist.registry.generic.store import Store
+from kubetwist.registry.rest import ResourceSpec
+
+ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+@dataclass
+class APIResource:
+    """
+    One resource to install: its handlers and the verbs its storage provides.
+
+    @ivar verbs: subset of L{ALL_VERBS}.
+    @ivar subresources: C{{name: verbs}} (the handlers hold the subresource storages).
+    """
+
+    handlers: ResourceHandlers
+    verbs: list[str] = field(default_factory=lambda: list(ALL_VERBS))
+    subresources: dict[str, list[str]] = field(default_factory=dict)
+    storage_version: Optional[tuple[str, str]] = None
+
+    @property
+    def spec(self) -> ResourceSpec:
+        return self.handlers.spec
+
+
+class APIGroupVersion:
+    """
+    The Klein tree of one group-version (e.g. C{/apis/apps/v1}).
+
+    @ivar prefix: C{/api/v1} or C{/apis/<group>/<version>}.
+    """
+
+    def __init__(self, group: str, version: str) -> None:
+        self.group = group
+        self.version = version
+        self.prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
+        self.app = Klein()
+        self.resources: dict[str, APIResource] = {}
+        self._resource = None
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    # --- installation --------------------------------------------------------------------------
+    def install(self, res: APIResource) -> None:
+        """Add the routes of C{res} for exactly the verbs it provides."""
+        spec = res.spec
+        self.resources[spec.resource] = res
+        h = res.handlers
+        verbs = set(res.verbs)
+        route = self.app.route
+        base = f"/namespaces/<namespace>/{spec.resource}" if spec.namespaced else f"/{spec.resource}"
+        ns = spec.namespaced
+
+        def bind(fn, **fixed):
+            wrapped = funnel(fn)
+
+            def endpoint(request, **kw):
+                kw.update(fixed)
+                if not ns:
+                    kw.setdefault("namespace", "")
+                return wrapped(request, **kw)
+
+            return endpoint
+
+        name = f"{spec.resource}:{'ns' if ns else 'cluster'}"
+        coll_methods = []
+        if verbs & {"list", "watch"}:
+            coll_methods.append("GET")
+        if "create" in verbs:
+            coll_methods.append("POST")
+        if "deletecollection" in verbs:
+            coll_methods.append("DELETE")
+        if coll_methods:
+            route(base, methods=coll_methods, endpoint=f"{name}:collection")(
+                bind(self._collection(h))
+            )
+        if ns and verbs & {"list", "watch"}:
+            route(f"/{spec.resource}", methods=["GET"], endpoint=f"{name}:all")(
+                bind(self._all_namespaces(h))
+            )
+        item_methods = [m for m, v in (("GET", "get"), ("PUT", "update"), ("PATCH", "patch"),
+                                       ("DELETE", "delete")) if v in verbs]
+        if item_methods:
+            route(f"{base}/<name>", methods=item_methods, endpoint=f"{name}:item")(
+                bind(self._item(h))
+            )
+        if "watch" in verbs:
+            wbase = f"/watch/namespaces/<namespace>/{spec.resource}" if ns else f"/watch/{spec.resource}"
+            route(wbase, methods=["GET"], endpoint=f"{name}:watchlist")(bind(h.watch))
+            route(f"{wbase}/<name>", methods=["GET"], endpoint=f"{name}:watchitem")(bind(h.watch))
+            if ns:
+                route(f"/watch/{spec.resource}", methods=["GET"], endpoint=f"{name}:watchall")(
+                    bind(h.watch, namespace="")
+                )
+        for sub, sub_verbs in res.subresources.items():
+            methods = [m for m, v in (("GET", "get"), ("PUT", "update"), ("PATCH", "patch"),
+                                      ("POST", "create"), ("DELETE", "delete")) if v in sub_verbs]
+            route(f"{base}/<name>/{sub}", methods=methods, endpoint=f"{name}:{sub}")(
+                bind(self._subresource(h), subresource=sub)
+            )
+
+    @staticmethod
+    def _collection(h: ResourceHandlers):
+        async def collection(request, namespace):
+            m = request.method
+            if m in (b"GET", b"HEAD"):
+                return await h.list(request, namespace)
+            if m == b"POST":
+                return await h.create(request, namespace)
+            return await h.delete_collection(request, namespace)
+        return collection
+
+    @staticmethod
+    def _all_namespaces(h: ResourceHandlers):
+        async def all_namespaces(request, namespace=""):
+            return await h.list(request, "")
+        return all_namespaces
+
+    @staticmethod
+    def _item(h: ResourceHandlers):
+        async def item(request, namespace, name):
+            m = request.method
+            if m in (b"GET", b"HEAD"):
+                return await h.get(request, namespace, name)
+            if m == b"PUT":
+                return await h.update(request, namespace, name)
+            if m == b"PATCH":
+                return await h.patch(request, namespace, name)
+            return await h.delete(request, namespace, name)
+        return item
+
+    @staticmethod
+    def _subresource(h: ResourceHandlers):
+        async def subresource(request, namespace, name, subresource):
+            m = request.method
+            if m in (b"GET", b"HEAD"):
+                return await h.get_subresource(request, namespace, name, subresource)
+            if m == b"PUT":
+                return await h.update(request, namespace, name, subresource)
+            if m == b"PATCH":
+                return await h.patch(request, namespace, name, subresource)
+            sub = h.subresources[subresource]
+            if m == b"POST":
+                return await sub.create(request, h, namespace, name)
+            return await sub.delete(request, h, namespace, name)
+        return subresource
+
+    # --- serving -------------------------------------------------------------------------------
+    def match(self, method: str, path: str) -> str:
+        """
+        C{"ok"} if a route serves C{method path} (a path below L{prefix}), C{"method"} when the
+        path exists but not for that method, C{"none"} otherwise.
+        """
+        rest = path[len(self.prefix):] or "/"
+        adapter = self.app.url_map.bind("localhost")
+        try:
+            adapter.match(rest, method)
+        except MethodNotAllowed:
+            return "method"
+        except (NotFound, RequestRedirect):
+            return "none"
+        return "ok"
+
+    def resource(self):
+        """The Klein resource (cached) that the director renders for paths under L{prefix}."""
+        if self._resource is None:
+            self._resource = self.app.resource()
+        return self._resource
+
+    def discovery(self) -> list[DiscoveredResource]:
+        return [
+            DiscoveredResource(r.spec, r.verbs, r.subresources, r.storage_version)
+            for r in self.resources.values()
+        ]
+
+    def api_resource_list(self) -> dict:
+        return api_resource_list(self.group_version, self.discovery(), legacy=not self.group)
+
+
+def status_subresource(store: Store, status_strategy) -> Store:
+    """The C{status} subresource storage of C{store} (upstream C{StatusREST})."""
+    return store.for_subresource(status_strategy)

@@ -1,0 +1,566 @@
+# -*- test-case-name: tests.registry.test_store -*-
+"""
+The generic registry Store: upstream C{k8s.io/apiserver/pkg/registry/generic/registry/store.go}
+with C{pkg/registry/rest/{create,update,delete}.go}.
+
+One L{Store} serves one resource (or one subresource, sharing the parent's storage keys) over an
+L{IStorage}.  Every write is one storage transaction: a create is one conditional put, an update
+one compare-and-swap inside C{guaranteed_update} (re-run on conflict), a delete one conditional
+delete.  Storage errors are interpreted here into API L{StatusError}s (upstream
+C{storage/errors.go}: KeyNotFound -> NotFound, KeyExists -> AlreadyExists, conflicts -> Conflict,
+unreachable -> 503), so handlers only ever see API errors.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Optional
+
+from twisted.internet.defer import Deferred, ensureDeferred
+
+from kubetwist.apimachinery import field as fielderr
+from kubetwist.apimachinery.meta import generate_name, new_uid, now_rfc3339
+from kubetwist.registry.rest import ResourceSpec, Strategy
+from kubetwist.runtime import errors
+from kubetwist.storage import interfaces as st
+
+#: An admission hook: C{(operation, obj, old) -> Awaitable[None]}; may mutate C{obj}, may raise.
+AdmissionFunc = Callable[[str, dict, Optional[dict]], Awaitable[None]]
+
+
+async def _no_admission(operation: str, obj: dict, old: Optional[dict]) -> None:
+    return None
+
+
+@dataclass
+class Admission:
+    """The two admission phases a write passes through (see L{kubetwist.admission})."""
+
+    mutate: AdmissionFunc = _no_admission
+    validate: AdmissionFunc = _no_admission
+
+
+NO_ADMISSION = Admission()
+
+
+@dataclass
+class ListOptions:
+    """
+    Upstream C{metav1.ListOptions}, decoded from the query string.
+
+    @ivar predicate: what to select (label and field selectors already combined).
+    @ivar timeout_seconds: client watch timeout, in seconds, or L{None}.
+    """
+
+    predicate: st.SelectionPredicate = st.EVERYTHING
+    resource_version: str = ""
+    resource_version_match: str = ""
+    limit: int = 0
+    continue_token: str = ""
+    allow_watch_bookmarks: bool = False
+    send_initial_events: Optional[bool] = None
+    timeout_seconds: Optional[int] = None
+    name: str = ""
+
+
+def interpret_storage_error(err: Exception, spec: ResourceSpec, name: str) -> Exception:
+    """
+    Turn a storage error into the API error a client sees (upstream C{storage/errors.go}).
+    Non-storage errors are returned unchanged.
+    """
+    g, r = spec.group, spec.resource
+    if isinstance(err, st.KeyNotFoundError):
+        return errors.new_not_found(g, r, name)
+    if isinstance(err, st.KeyExistsError):
+        return errors.new_already_exists(g, r, name)
+    if isinstance(err, st.ResourceVersionConflictError):
+        return errors.new_conflict(g, r, name, errors.OPTIMISTIC_LOCK_ERROR_MSG)
+    if isinstance(err, st.InvalidObjError):
+        return errors.new_conflict(g, r, name, str(err))
+    if isinstance(err, st.ResourceVersionExpiredError):
+        return errors.new_resource_expired(str(err))
+    if isinstance(err, st.TooLargeResourceVersionError):
+        e = errors.make_status(
+            504, "Timeout",
+            f"Timeout: Too large resource version: {err.revision}, current: {err.key}"
+            if err.key.isdigit() else f"Timeout: {err}",
+            {"causes": [{"reason": "ResourceVersionTooLarge",
+                         "message": "Too large resource version"}],
+             "retryAfterSeconds": 1},
+        )
+        return e
+    if isinstance(err, st.InvalidContinueError):
+        return errors.new_bad_request(str(err))
+    if isinstance(err, st.UnreachableError):
+        return errors.new_service_unavailable(str(err) or "storage is unreachable")
+    return err
+
+
+class Store:
+    """
+    CRUD, list and watch of one resource over storage, with its strategy.
+
+    @param spec: the resource's table row (group, kind, names, scope).
+    @param strategy: the resource's L{Strategy}.
+    @param storage: the backend (possibly a Cacher).
+    @param clock: C{IReactorTime}, for C{creationTimestamp} and C{deletionTimestamp}.
+    @param key_root: storage key prefix, e.g. C{/registry/services/specs}; defaults to
+        C{/registry/<resource>} (core and most groups) as upstream.
+    @param return_deleted_object: answer a delete with the object instead of a C{Status}.
+    """
+
+    def __init__(
+        self,
+        spec: ResourceSpec,
+        strategy: Strategy,
+        storage: st.IStorage,
+        clock: Any,
+        key_root: Optional[str] = None,
+        return_deleted_object: bool = False,
+        decorator: Optional[Callable[[dict], None]] = None,
+    ) -> None:
+        self.spec = spec
+        self.strategy = strategy
+        self.storage = storage
+        self.clock = clock
+        self.key_root = key_root or f"/registry/{spec.resource}"
+        self.return_deleted_object = return_deleted_object
+        self.decorator = decorator
+        #: hooks run after a successful write (allocators, controllers): (obj) -> None
+        self.after_create: list[Callable[[dict], Any]] = []
+        self.after_delete: list[Callable[[dict], Any]] = []
+        #: hooks that may veto/prepare a create or delete inside the write path
+        self.before_create: list[Callable[[dict, bool], Awaitable[None]]] = []
+        self.before_update: list[Callable[[dict, dict, bool], Awaitable[None]]] = []
+        #: objects marked for deletion (deletionTimestamp set, finalizers pending): (obj) -> None
+        self.on_marked_for_deletion: list[Callable[[dict], Any]] = []
+        #: extra change made when marking for deletion (namespaces: status.phase Terminating)
+        self.mark_deleting: Optional[Callable[[dict], None]] = None
+
+    # --- keys ---------------------------------------------------------------------------------
+    def key(self, namespace: str, name: str) -> str:
+        if self.spec.namespaced:
+            return f"{self.key_root}/{namespace}/{name}"
+        return f"{self.key_root}/{name}"
+
+    def prefix(self, namespace: str) -> str:
+        if self.spec.namespaced and namespace:
+            return f"{self.key_root}/{namespace}/"
+        return f"{self.key_root}/"
+
+    def has_pending_finalizers(self, obj: dict) -> bool:
+        """Whether deleting C{obj} must wait: C{metadata.finalizers}, and for namespaces their
+        C{spec.finalizers} (upstream namespace REST)."""
+        if (obj.get("metadata") or {}).get("finalizers"):
+            return True
+        if self.spec.resource == "namespaces" and not self.spec.group:
+            return bool((obj.get("spec") or {}).get("finalizers"))
+        return False
+
+    def for_subresource(self, strategy: Strategy) -> "Store":
+        """A store over the same keys with another strategy (upstream C{StatusREST})."""
+        sub = copy.copy(self)
+        sub.strategy = strategy
+        sub.before_create = []
+        sub.before_update = []
+        return sub
+
+    # --- object shaping ----------------------------------------------------------------------
+    def _typed(self, obj: dict) -> dict:
+        """Put C{apiVersion}/C{kind} first, as the typed encoder writes them."""
+        out = {"apiVersion": self.spec.api_version, "kind": self.spec.kind}
+        out.update((k, v) for k, v in obj.items() if k not in ("apiVersion", "kind"))
+        if self.decorator is not None:
+            self.decorator(out)
+        return out
+
+    def _name_errors(self, obj: dict) -> None:
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            raise errors.new_invalid(
+                self.spec.group, self.spec.kind, "",
+                [fielderr.required("metadata.name", "name or generateName is required")],
+            )
+
+    # --- reads -------------------------------------------------------------------------------
+    async def get(self, namespace: str, name: str, resource_version: str = "") -> dict:
+        """Fire with the object, typed; 404 NotFound when missing."""
+        try:
+            obj = await self.storage.get(self.key(namespace, name), resource_version)
+        except Exception as e:
+            raise interpret_storage_error(e, self.spec, name) from None
+        return self._typed(obj)
+
+    async def list(self, namespace: str, options: ListOptions) -> dict:
+        """
+        Fire with a C{<Kind>List}: C{{"kind", "apiVersion", "metadata": {"resourceVersion",
+        "continue"?, "remainingItemCount"?}, "items": [...]}}; items carry no kind/apiVersion,
+        as upstream's typed lists.
+        """
+        if options.name:
+            # a list narrowed to one name reads one key (upstream's metadata.name optimisation)
+            pass
+        try:
+            result = await self.storage.get_list(
+                self.prefix(namespace),
+                recursive=True,
+                resource_version=options.resource_version,
+                resource_version_match=options.resource_version_match,
+                limit=options.limit,
+                continue_token=options.continue_token,
+                predicate=options.predicate,
+            )
+        except Exception as e:
+            raise interpret_storage_error(e, self.spec, "") from None
+        items = []
+        for item in result.items:
+            it = {k: v for k, v in item.items() if k not in ("apiVersion", "kind")}
+            if self.decorator is not None:
+                self.decorator(it)
+            items.append(it)
+        meta: dict[str, Any] = {"resourceVersion": result.resource_version}
+        if result.continue_token:
+            meta["continue"] = result.continue_token
+        if result.remaining_item_count is not None and result.continue_token:
+            meta["remainingItemCount"] = result.remaining_item_count
+        return {
+            "kind": self.spec.list_kind,
+            "apiVersion": self.spec.api_version,
+            "metadata": meta,
+            "items": items,
+        }
+
+    def watch(self, namespace: str, options: ListOptions) -> st.Watch:
+        """A L{Watch} of this resource in C{namespace} (all namespaces when empty)."""
+        if options.name:
+            return self.storage.watch(
+                self.key(namespace, options.name), options.resource_version, False,
+                options.predicate,
+            )
+        return self.storage.watch(
+            self.prefix(namespace), options.resource_version, True, options.predicate
+        )
+
+    # --- create ------------------------------------------------------------------------------
+    def _before_create(self, namespace: str, obj: dict) -> None:
+        """Upstream C{rest.BeforeCreate}: scope checks, system fields, name, prepare, validate."""
+        self._name_errors(obj)
+        meta = obj["metadata"]
+        if self.spec.namespaced:
+            if not namespace:
+                raise errors.new_bad_request("the server could not find the requested resource")
+            obj_ns = meta.get("namespace", "")
+            if obj_ns and obj_ns != namespace:
+                raise errors.new_bad_request(
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
+                )
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        meta.pop("deletionTimestamp", None)
+        meta.pop("deletionGracePeriodSeconds", None)
+        self.strategy.prepare_for_create(obj)
+        meta = obj["metadata"]
+        meta["uid"] = new_uid()
+        meta["creationTimestamp"] = now_rfc3339(self.clock)
+        meta.pop("selfLink", None)
+        meta.pop("resourceVersion", None)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = generate_name(meta["generateName"])
+        errs = self.strategy.validate(obj)
+        if errs:
+            raise errors.new_invalid(
+                self.spec.group, self.spec.kind, meta.get("name", ""), errs
+            )
+
+    async def create(
+        self,
+        namespace: str,
+        obj: dict,
+        admission: Admission = NO_ADMISSION,
+        dry_run: bool = False,
+    ) -> dict:
+        """
+        Create C{obj} (already decoded and defaulted).  Fires with the stored object, typed.
+
+        @raise StatusError: 422 Invalid, 409 AlreadyExists, 400 BadRequest (namespace
+            mismatch), admission's errors.
+        """
+        obj = self._typed(obj)
+        await admission.mutate("CREATE", obj, None)
+        self._before_create(namespace, obj)
+        for hook in self.before_create:
+            await hook(obj, dry_run)
+        await admission.validate("CREATE", obj, None)
+        name = obj["metadata"]["name"]
+        if dry_run:
+            # a dry run still refuses a name that exists, as the storage create would
+            existing = await self.storage.get(self.key(namespace, name), ignore_not_found=True)
+            if existing is not None:
+                raise errors.new_already_exists(self.spec.group, self.spec.resource, name)
+            return obj
+        try:
+            out = await self.storage.create(self.key(namespace, name), obj)
+        except Exception as e:
+            for hook in self.after_delete:
+                # roll back side allocations made by before_create hooks
+                await _maybe_await(hook(obj))
+            raise interpret_storage_error(e, self.spec, name) from None
+        for hook in self.after_create:
+            await _maybe_await(hook(out))
+        return self._typed(out)
+
+    # --- update ------------------------------------------------------------------------------
+    async def update(
+        self,
+        namespace: str,
+        name: str,
+        transform: Callable[[Optional[dict]], Awaitable[dict]],
+        admission: Admission = NO_ADMISSION,
+        dry_run: bool = False,
+        force_allow_create: bool = False,
+    ) -> tuple[dict, bool]:
+        """
+        Update (or, where allowed, create) one object inside one C{guaranteed_update}.
+
+        @param transform: C{async (current_or_None) -> new}: the updated object the client wants
+            (for PUT the body, for PATCH the patch applied to C{current}); re-run on conflict.
+        @return: Deferred of C{(object, created)}.
+        @raise StatusError: 404 NotFound, 409 Conflict (stale resourceVersion, upstream's
+            optimistic-lock message), 422 Invalid, admission's errors.
+        """
+        key = self.key(namespace, name)
+        created = False
+        dry_run_result: dict = {}
+
+        async def try_update(current: Optional[dict]) -> dict:
+            nonlocal created
+            if current is None:
+                if not (self.strategy.allow_create_on_update or force_allow_create):
+                    raise errors.new_not_found(self.spec.group, self.spec.resource, name)
+                new = self._typed(await transform(None))
+                created = True
+                new_meta = new.setdefault("metadata", {})
+                if new_meta.get("resourceVersion"):
+                    raise errors.new_not_found(self.spec.group, self.spec.resource, name)
+                await admission.mutate("CREATE", new, None)
+                self._before_create(namespace, new)
+                await admission.validate("CREATE", new, None)
+                return new
+            created = False
+            old = current
+            new = self._typed(await transform(copy.deepcopy(current)))
+            if not isinstance(new.get("metadata"), dict):
+                new["metadata"] = {}
+            new_meta = new["metadata"]
+            old_meta = old.get("metadata", {})
+            if self.spec.namespaced:
+                if new_meta.get("namespace") and new_meta["namespace"] != namespace:
+                    raise errors.new_bad_request(
+                        "the namespace of the provided object does not match the namespace "
+                        "sent on the request"
+                    )
+                new_meta["namespace"] = namespace
+            if new_meta.get("name") and new_meta["name"] != name:
+                raise errors.new_bad_request(
+                    f"the name of the object ({new_meta['name']}) does not match the name on "
+                    f"the URL ({name})"
+                )
+            new_meta["name"] = name
+            rv = new_meta.get("resourceVersion", "")
+            if not rv:
+                if not self.strategy.allow_unconditional_update:
+                    raise errors.new_invalid(
+                        self.spec.group, self.spec.kind, name,
+                        [fielderr.invalid("metadata.resourceVersion", 0,
+                                          "must be specified for an update")],
+                    )
+            elif rv != old_meta.get("resourceVersion"):
+                raise errors.new_conflict(
+                    self.spec.group, self.spec.resource, name,
+                    errors.OPTIMISTIC_LOCK_ERROR_MSG,
+                )
+            await admission.mutate("UPDATE", new, old)
+            new_meta = new.setdefault("metadata", {})
+            self._before_update(new, old)
+            for hook in self.before_update:
+                await hook(new, old, dry_run)
+            await admission.validate("UPDATE", new, old)
+            new["metadata"]["resourceVersion"] = old_meta.get("resourceVersion", "")
+            return new
+
+        if dry_run:
+            current = await self._get_or_none(key)
+            out = await try_update(copy.deepcopy(current) if current else None)
+            return out, created
+        try:
+            out = await self.storage.guaranteed_update(key, try_update, ignore_not_found=True)
+        except Exception as e:
+            raise interpret_storage_error(e, self.spec, name) from None
+        if created:
+            for hook in self.after_create:
+                await _maybe_await(hook(out))
+        meta = out.get("metadata", {})
+        if meta.get("deletionTimestamp") and not self.has_pending_finalizers(out):
+            # the last finalizer is gone: finish the deletion (upstream deleteWithoutFinalizers)
+            try:
+                out = await self.storage.delete(
+                    key, st.Preconditions(resource_version=meta.get("resourceVersion"))
+                )
+            except st.KeyNotFoundError:
+                pass
+            except st.StorageError as e:
+                raise interpret_storage_error(e, self.spec, name) from None
+            else:
+                for hook in self.after_delete:
+                    await _maybe_await(hook(out))
+        return self._typed(out), created
+
+    def _before_update(self, new: dict, old: dict) -> None:
+        """Upstream C{rest.BeforeUpdate}: keep system fields, prepare, validate."""
+        new_meta = new["metadata"]
+        old_meta = old.get("metadata", {})
+        if "generation" in old_meta:
+            new_meta["generation"] = old_meta["generation"]
+        else:
+            new_meta.pop("generation", None)
+        self.strategy.prepare_for_update(new, old)
+        new_meta = new["metadata"]
+        if not new_meta.get("uid"):
+            new_meta["uid"] = old_meta.get("uid", "")
+        if old_meta.get("creationTimestamp"):
+            new_meta["creationTimestamp"] = old_meta["creationTimestamp"]
+        for k in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+            if k in old_meta:
+                new_meta[k] = old_meta[k]
+            else:
+                new_meta.pop(k, None)
+        new_meta.pop("selfLink", None)
+        errs = self.strategy.validate_update(new, old)
+        if errs:
+            raise errors.new_invalid(self.spec.group, self.spec.kind, new_meta.get("name", ""), errs)
+
+    async def _get_or_none(self, key: str) -> Optional[dict]:
+        try:
+            return await self.storage.get(key, ignore_not_found=True)
+        except Exception as e:
+            raise interpret_storage_error(e, self.spec, key.rsplit("/", 1)[-1]) from None
+
+    # --- delete ------------------------------------------------------------------------------
+    async def delete(
+        self,
+        namespace: str,
+        name: str,
+        options: Optional[dict] = None,
+        admission: Admission = NO_ADMISSION,
+        dry_run: bool = False,
+    ) -> tuple[dict, bool]:
+        """
+        Delete one object (upstream C{Store.Delete}).
+
+        @param options: a C{DeleteOptions} dict (C{preconditions}, C{gracePeriodSeconds},
+            C{propagationPolicy}).
+        @return: Deferred of C{(answer, deleted_now)}: the answer is the object when it is kept
+            (finalizers pending: it gets C{deletionTimestamp}) or when this resource returns
+            deleted objects, else a C{Status} of success naming it.
+        """
+        options = options or {}
+        key = self.key(namespace, name)
+        pre = options.get("preconditions") or {}
+        preconditions = st.Preconditions(uid=pre.get("uid"), resource_version=pre.get("resourceVersion"))
+        current = await self._get_or_none(key)
+        if current is None:
+            raise errors.new_not_found(self.spec.group, self.spec.resource, name)
+        try:
+            preconditions.check(key, current)
+        except st.StorageError as e:
+            raise interpret_storage_error(e, self.spec, name) from None
+        await admission.validate("DELETE", current, current)
+        meta = current.get("metadata", {})
+        if self.has_pending_finalizers(current):
+            # finalizers pending: mark for deletion, keep the object (one CAS update)
+            if meta.get("deletionTimestamp"):
+                return self._typed(current), False
+
+            async def mark(cur: Optional[dict]) -> dict:
+                if cur is None:
+                    raise st.KeyNotFoundError(key)
+                preconditions.check(key, cur)
+                cm = cur.setdefault("metadata", {})
+                if not cm.get("deletionTimestamp"):
+                    cm["deletionTimestamp"] = now_rfc3339(self.clock)
+                    cm["deletionGracePeriodSeconds"] = 0
+                if self.mark_deleting is not None:
+                    self.mark_deleting(cur)
+                return cur
+
+            if dry_run:
+                return self._typed(await mark(copy.deepcopy(current))), False
+            try:
+                out = await self.storage.guaranteed_update(key, mark)
+            except Exception as e:
+                raise interpret_storage_error(e, self.spec, name) from None
+            for hook in self.on_marked_for_deletion:
+                await _maybe_await(hook(out))
+            if self.has_pending_finalizers(out):
+                return self._typed(out), False
+            current = out
+        if dry_run:
+            return self._finalize_delete(current), True
+        try:
+            out = await self.storage.delete(key, preconditions)
+        except Exception as e:
+            raise interpret_storage_error(e, self.spec, name) from None
+        for hook in self.after_delete:
+            await _maybe_await(hook(out))
+        return self._finalize_delete(out), True
+
+    def _finalize_delete(self, obj: dict) -> dict:
+        if self.return_deleted_object:
+            return self._typed(obj)
+        meta = obj.get("metadata", {})
+        details: dict[str, Any] = {"name": meta.get("name", "")}
+        if self.spec.group:
+            details["group"] = self.spec.group
+        details["kind"] = self.spec.resource
+        details["uid"] = meta.get("uid", "")
+        return errors.success_status(details)
+
+    async def delete_collection(
+        self,
+        namespace: str,
+        list_options: ListOptions,
+        delete_options: Optional[dict] = None,
+        admission: Admission = NO_ADMISSION,
+        dry_run: bool = False,
+    ) -> dict:
+        """Delete every selected object one by one (upstream C{DeleteCollection}); fire with the
+        C{<Kind>List} of what was deleted or marked."""
+        listed = await self.list(namespace, ListOptions(
+            predicate=list_options.predicate,
+            resource_version=list_options.resource_version,
+        ))
+        deleted = []
+        for item in listed["items"]:
+            meta = item.get("metadata", {})
+            try:
+                out, _ = await self.delete(
+                    meta.get("namespace", ""), meta["name"], delete_options, admission, dry_run
+                )
+            except errors.StatusError as e:
+                if e.code == 404:
+                    continue
+                raise
+            deleted.append({k: v for k, v in item.items()})
+        listed["items"] = deleted
+        return listed
+
+
+async def _maybe_await(value: Any) -> Any:
+    if isinstance(value, Deferred):
+        return await value
+    if hasattr(value, "__await__"):
+        return await value
+    return value

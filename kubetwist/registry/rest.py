@@ -1,0 +1,132 @@
+# -*- test-case-name: tests.registry.test_store -*-
+"""
+Per-resource behaviour as data and function fields: upstream C{k8s.io/apiserver/pkg/registry/rest}
+(C{RESTCreateStrategy}, C{RESTUpdateStrategy}, C{RESTDeleteStrategy}, C{TableConvertor}) and the
+resource table that discovery and the installer read.
+
+There is no class per kind: a resource is a L{ResourceSpec} (what discovery says about it) plus a
+L{Strategy} (what the generic L{kubetwist.registry.generic.store.Store} calls on writes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from kubetwist.apimachinery.field import FieldError
+
+
+@dataclass
+class ResourceSpec:
+    """
+    One row of a group-version's resource table (what C{APIResource} in discovery describes).
+
+    @ivar group: API group, C{""} for core.
+    @ivar version: C{v1}, ...
+    @ivar resource: plural lower-case name (C{deployments}).
+    @ivar kind: C{Deployment}.
+    @ivar singular: C{deployment}.
+    @ivar namespaced: whether objects live in namespaces.
+    @ivar short_names: C{["deploy"]}.
+    @ivar categories: C{["all"]}.
+    @ivar subresources: names of subresources served (C{"status"}, C{"scale"}, ...).
+    @ivar list_kind: defaults to C{<kind>List}.
+    """
+
+    group: str
+    version: str
+    resource: str
+    kind: str
+    singular: str
+    namespaced: bool = True
+    short_names: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    subresources: list[str] = field(default_factory=list)
+    list_kind: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.list_kind:
+            self.list_kind = self.kind + "List"
+
+    @property
+    def api_version(self) -> str:
+        """C{apps/v1}, or C{v1} for the core group."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+@dataclass
+class TableConvertor:
+    """
+    Server-side printing (upstream C{rest.TableConvertor} and the printers of
+    C{pkg/printers/internalversion}).
+
+    @ivar columns: C{metav1.TableColumnDefinition} dicts, in order:
+        C{{"name": "Ready", "type": "string", "format": "", "description": "...",
+        "priority": 0}}; priority 1 columns appear only in C{kubectl get -o wide}.
+    @ivar row: C{obj -> list} of cells, one per column (strings, ints; ages as C{"5m"} strings).
+    """
+
+    columns: list[dict]
+    row: Callable[[dict], list]
+
+
+def _no_errors(*args: Any) -> list[FieldError]:
+    return []
+
+
+def _nothing(*args: Any) -> None:
+    return None
+
+
+@dataclass
+class Strategy:
+    """
+    How the generic Store treats one resource (upstream's create/update/delete strategies).
+
+    All callables take and mutate JSON-shaped dicts in place.
+
+    @ivar kind: C{Deployment}; with C{group} used in 422 messages (C{Deployment.apps "x" is
+        invalid: ...}).
+    @ivar namespaced: upstream C{NamespaceScoped()}.
+    @ivar default: scheme defaulting of the served version (upstream C{SetObjectDefaults_*}),
+        run on every decoded request body (create, update, patch result) before admission.
+    @ivar prepare_for_create: C{obj -> None}: clear/initialise fields on create (e.g. reset
+        C{status}, set C{metadata.generation = 1}).
+    @ivar prepare_for_update: C{(new, old) -> None}: e.g. keep C{old.status}, bump
+        C{metadata.generation} when C{spec} changed.
+    @ivar validate: C{obj -> list[FieldError]}: full validation of a new object, including
+        ObjectMeta (names, labels, annotations).
+    @ivar validate_update: C{(new, old) -> list[FieldError]}: validation of an update, including
+        immutable fields.
+    @ivar warnings: C{obj -> list[str]}: warnings for the C{Warning} header.
+    @ivar field_attrs: C{obj -> dict[str, str]}: the field-selector attributes of an object
+        (always at least C{metadata.name} and, when namespaced, C{metadata.namespace}).
+    @ivar table: printer columns, or L{None} for the default C{Name}/C{Created At} table.
+    @ivar allow_create_on_update: PUT of a missing object creates it (upstream
+        C{AllowCreateOnUpdate}).
+    @ivar allow_unconditional_update: PUT without C{resourceVersion} is accepted.
+    """
+
+    kind: str
+    group: str = ""
+    namespaced: bool = True
+    default: Callable[[dict], None] = _nothing
+    prepare_for_create: Callable[[dict], None] = _nothing
+    prepare_for_update: Callable[[dict, dict], None] = _nothing
+    validate: Callable[[dict], list[FieldError]] = _no_errors
+    validate_update: Callable[[dict, dict], list[FieldError]] = _no_errors
+    warnings: Callable[[dict], list[str]] = lambda obj: []
+    field_attrs: Optional[Callable[[dict], dict[str, str]]] = None
+    table: Optional[TableConvertor] = None
+    allow_create_on_update: bool = False
+    allow_unconditional_update: bool = True
+
+    def attrs(self, obj: dict) -> dict[str, str]:
+        """Field-selector attributes of C{obj}; the two metadata fields are always there."""
+        meta = obj.get("metadata") or {}
+        out = {"metadata.name": meta.get("name", "")}
+        if self.namespaced:
+            out["metadata.namespace"] = meta.get("namespace", "")
+        if self.field_attrs is not None:
+            out.update(self.field_attrs(obj))
+        return out

@@ -1,0 +1,149 @@
+# -*- test-case-name: tests.runtime.test_codec -*-
+"""
+Wire encodings and content negotiation: upstream C{k8s.io/apimachinery/pkg/runtime/serializer}
+(json, yaml) and C{k8s.io/apiserver/pkg/endpoints/handlers/negotiation}.
+
+kubetwist speaks JSON and YAML (no protobuf): a client that accepts only protobuf gets 406.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import orjson
+import yaml
+
+from kubetwist.runtime import errors
+
+JSON = "application/json"
+YAML = "application/yaml"
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH_YAML = "application/apply-patch+yaml"
+PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML)
+
+
+@dataclass(frozen=True)
+class MediaType:
+    """
+    One media range of an C{Accept} header, with the parameters Kubernetes uses.
+
+    @ivar type: C{application/json}, C{application/yaml}, C{*/*} ...
+    @ivar as_kind: the C{as=} parameter (C{Table}, C{PartialObjectMetadata},
+        C{PartialObjectMetadataList}, C{APIGroupDiscoveryList}), or C{""}.
+    @ivar group: the C{g=} parameter; @ivar version: the C{v=} parameter.
+    """
+
+    type: str
+    as_kind: str = ""
+    group: str = ""
+    version: str = ""
+    stream: str = ""
+
+    def header(self) -> str:
+        """The C{Content-Type} value for a response in this media type."""
+        if not self.as_kind:
+            return self.type
+        return f"{self.type};as={self.as_kind};g={self.group};v={self.version}"
+
+
+def parse_accept(header: Optional[str]) -> list[MediaType]:
+    """Parse an C{Accept} header into media ranges, in the client's order (q ignored but 0)."""
+    if not header:
+        return [MediaType("*/*")]
+    out: list[MediaType] = []
+    for part in header.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        fields = [f.strip() for f in part.split(";")]
+        params: dict[str, str] = {}
+        for f in fields[1:]:
+            k, _, v = f.partition("=")
+            params[k.strip().lower()] = v.strip().strip('"')
+        if params.get("q") in ("0", "0.0", "0.00", "0.000"):
+            continue
+        out.append(
+            MediaType(
+                fields[0].lower(),
+                params.get("as", ""),
+                params.get("g", ""),
+                params.get("v", ""),
+                params.get("stream", ""),
+            )
+        )
+    return out
+
+
+def content_type_of(header: Optional[str]) -> str:
+    """The bare media type of a C{Content-Type} header (C{application/json})."""
+    if not header:
+        return ""
+    return header.split(";")[0].strip().lower()
+
+
+def encode_json(obj: Any) -> bytes:
+    """Compact JSON, as kube-apiserver writes it."""
+    return orjson.dumps(obj)
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str_presenter(dumper, data):
+    if "\n" in data:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def encode_yaml(obj: Any) -> bytes:
+    """YAML (block style, keys sorted as upstream's sigs.k8s.io/yaml does)."""
+    return yaml.dump(obj, Dumper=_Dumper, default_flow_style=False, sort_keys=True).encode()
+
+
+def encode(obj: Any, media_type: str) -> bytes:
+    """Encode C{obj} as JSON or YAML by bare media type."""
+    if media_type == YAML:
+        return encode_yaml(obj)
+    return encode_json(obj)
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+# YAML 1.1 booleans like "on"/"yes" are strings in Kubernetes' YAML (sigs.k8s.io/yaml is YAML 1.1
+# via go-yaml v2, which *does* treat yes/no/on/off as booleans); keep PyYAML's defaults but
+# timestamps stay strings, as in JSON.
+for _first, _resolvers in list(_Loader.yaml_implicit_resolvers.items()):
+    _Loader.yaml_implicit_resolvers[_first] = [
+        (tag, rx) for tag, rx in _resolvers if tag != "tag:yaml.org,2002:timestamp"
+    ]
+
+
+def decode_body(body: bytes, content_type: str) -> Any:
+    """
+    Decode a request body by its bare content type (JSON, YAML or a JSON patch type).
+
+    @raise StatusError: 400 C{BadRequest} on malformed input, with upstream's wording
+        (C{couldn't get version/kind; json parse error: ...}).
+    """
+    if content_type in (YAML, "application/x-yaml", "text/yaml", APPLY_PATCH_YAML):
+        try:
+            return yaml.load(body, Loader=_Loader)
+        except yaml.YAMLError as e:
+            raise errors.new_bad_request(
+                f"error converting YAML to JSON: {str(e).splitlines()[0]}"
+            ) from None
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as e:
+        raise errors.new_bad_request(
+            f"couldn't get version/kind; json parse error: {e}"
+        ) from None

@@ -1,0 +1,273 @@
+# -*- test-case-name: tests.server.test_genericapiserver -*-
+"""
+GenericAPIServer and its director: upstream C{k8s.io/apiserver/pkg/server}
+(C{genericapiserver.go}, C{handler.go} C{director}, C{routes/}).
+
+A server owns Klein trees (one L{APIGroupVersion} each), a plain mux of exact paths (discovery,
+health, version) and a delegate.  Its L{Director} answers a request from its own trees, then
+its mux, then passes the (already filtered) request to the delegate's director; the last server
+in the chain answers 404 NotFound.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable, Optional
+from urllib.parse import parse_qs
+
+from twisted.internet.defer import ensureDeferred
+from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET
+
+from kubetwist.endpoints import discovery
+from kubetwist.endpoints.installer import APIGroupVersion
+from kubetwist.endpoints.responses import funnel, write_body, write_object, write_status_error
+from kubetwist.runtime import codec, errors
+from kubetwist.server.healthz import HealthCheck, render_health
+from kubetwist.server.hooks import PostStartHooks
+
+#: The answer to a path nobody serves (upstream's NotFound handler).
+def not_found_status() -> errors.StatusError:
+    return errors.make_status(404, "NotFound", "the server could not find the requested resource",
+                              {})
+
+
+MuxHandler = Callable[[Any], Awaitable[None]]
+
+
+class GenericAPIServer:
+    """
+    One API server of the delegation chain.
+
+    @param name: C{kube-aggregator}, C{kube-apiserver}, C{apiextensions-apiserver}.
+    @param clock: C{IReactorTime}.
+    @param delegate: the next server, or L{None} for the last (which answers 404).
+    """
+
+    def __init__(self, name: str, clock: Any, delegate: Optional["GenericAPIServer"] = None) -> None:
+        self.name = name
+        self.clock = clock
+        self.delegate = delegate
+        self.group_versions: dict[str, APIGroupVersion] = {}
+        #: group -> versions, preferred first
+        self.groups: dict[str, list[str]] = {}
+        self.hooks = PostStartHooks()
+        self.hooks.setName(f"{name}-poststarthooks")
+        self.health_checks: list[HealthCheck] = []
+        self.readiness_checks: list[HealthCheck] = []
+        self.mux: dict[str, MuxHandler] = {}
+        self.prefix_mux: dict[str, MuxHandler] = {}
+        self._director: Optional[Director] = None
+
+    # --- installation --------------------------------------------------------------------------
+    def install_api_group_version(self, agv: APIGroupVersion, preferred: bool = True) -> None:
+        """Serve C{agv}'s tree and its discovery documents."""
+        self.group_versions[agv.prefix] = agv
+        versions = self.groups.setdefault(agv.group, [])
+        if agv.version not in versions:
+            if preferred:
+                versions.insert(0, agv.version)
+            else:
+                versions.append(agv.version)
+
+    def remove_api_group_version(self, group: str, version: str) -> None:
+        prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
+        self.group_versions.pop(prefix, None)
+        versions = self.groups.get(group, [])
+        if version in versions:
+            versions.remove(version)
+        if not versions:
+            self.groups.pop(group, None)
+
+    def add_post_start_hook(self, name: str, hook: Callable[[], Awaitable[None]]) -> None:
+        self.hooks.add_hook(name, hook, self.clock)
+
+    # --- the chain -----------------------------------------------------------------------------
+    def chain(self) -> list["GenericAPIServer"]:
+        """This server and its delegates, front first."""
+        out, s = [], self
+        while s is not None:
+            out.append(s)
+            s = s.delegate
+        return out
+
+    def all_groups(self) -> dict[str, list[str]]:
+        merged: dict[str, list[str]] = {}
+        for s in self.chain():
+            for g, vs in s.groups.items():
+                if g == "":
+                    continue
+                merged.setdefault(g, [])
+                for v in vs:
+                    if v not in merged[g]:
+                        merged[g].append(v)
+        return merged
+
+    def all_group_versions(self) -> dict[str, APIGroupVersion]:
+        merged: dict[str, APIGroupVersion] = {}
+        for s in reversed(self.chain()):
+            merged.update(s.group_versions)
+        return merged
+
+    def all_checks(self, kind: str) -> list[HealthCheck]:
+        """Health checks of the whole chain: C{healthz}/C{livez} or C{readyz} (plus hooks)."""
+        checks: list[HealthCheck] = []
+        seen = set()
+        for s in self.chain():
+            extra = s.readiness_checks if kind == "readyz" else []
+            for c in s.health_checks + extra + s.hooks.checks():
+                if c.name not in seen:
+                    seen.add(c.name)
+                    checks.append(c)
+        return checks
+
+    def director(self) -> "Director":
+        if self._director is None:
+            self._director = Director(self)
+        return self._director
+
+    # --- discovery handlers (installed on the front server by the wiring) -------------------
+    def install_discovery_routes(self, server_address: Callable[[], str]) -> None:
+        """C{/api}, C{/apis} (legacy and aggregated), and per-group documents of the chain."""
+
+        async def api(request: Any) -> None:
+            agg = _aggregated_version(request)
+            if agg:
+                core = {"": {gv.version: gv.discovery() for gv in self.all_group_versions().values()
+                             if gv.group == ""}}
+                _write_aggregated(request, discovery.aggregated_discovery(core, agg), agg)
+                return
+            _write_discovery(request, discovery.api_versions(server_address()))
+
+        async def apis(request: Any) -> None:
+            agg = _aggregated_version(request)
+            if agg:
+                gvs = self.all_group_versions()
+                groups: dict[str, dict[str, list]] = {}
+                for g, versions in self.all_groups().items():
+                    groups[g] = {}
+                    for v in versions:
+                        gv = gvs.get(f"/apis/{g}/{v}")
+                        if gv is not None:
+                            groups[g][v] = gv.discovery()
+                _write_aggregated(request, discovery.aggregated_discovery(groups, agg), agg)
+                return
+            _write_discovery(request, discovery.api_group_list(self.all_groups()))
+
+        self.mux["/api"] = funnel(api)
+        self.mux["/apis"] = funnel(apis)
+
+
+def _aggregated_version(request: Any) -> str:
+    header = request.getHeader(b"accept")
+    for r in codec.parse_accept(header.decode("latin-1") if header else None):
+        if r.as_kind == "APIGroupDiscoveryList" and r.group == "apidiscovery.k8s.io" \
+                and r.version in ("v2", "v2beta1"):
+            return r.version
+        if not r.as_kind and r.type in (codec.JSON, "*/*", "application/*"):
+            return ""
+    return ""
+
+
+def _write_aggregated(request: Any, doc: dict, version: str) -> None:
+    request.setHeader(b"Vary", b"Accept")
+    write_body(request, 200, codec.encode_json(doc),
+               discovery.AGGREGATED_MEDIA.format(v=version))
+
+
+def _write_discovery(request: Any, doc: dict) -> None:
+    header = request.getHeader(b"accept") or b""
+    media = codec.YAML if b"application/yaml" in header and b"json" not in header else codec.JSON
+    write_object(request, 200, doc, media)
+
+
+class Director(Resource):
+    """
+    The unprotected handler of one server (upstream C{director}): own Klein trees, own mux,
+    then the delegate.  Filters never run here.
+    """
+
+    isLeaf = True
+
+    def __init__(self, server: GenericAPIServer) -> None:
+        super().__init__()
+        self.server = server
+
+    def render(self, request: Any) -> Any:
+        path = request.path.decode("utf-8", "replace")
+        if len(path) > 1:
+            path = path.rstrip("/") or "/"
+        method = request.method.decode("latin-1")
+        server = self.server
+        segments = path.split("/")
+        # /api/v1/... and /apis/<g>/<v>/...
+        prefix = None
+        if len(segments) >= 3 and segments[1] == "api":
+            prefix = "/".join(segments[:3])
+        elif len(segments) >= 4 and segments[1] == "apis":
+            prefix = "/".join(segments[:4])
+        if prefix is not None and prefix in server.group_versions:
+            agv = server.group_versions[prefix]
+            if path == prefix:
+                if method in ("GET", "HEAD"):
+                    _write_discovery(request, agv.api_resource_list())
+                else:
+                    write_status_error(request, errors.make_status(
+                        405, "MethodNotAllowed",
+                        f"the server does not allow this method on the requested resource", {}))
+                return NOT_DONE_YET
+            found = agv.match(method, path)
+            if found == "ok":
+                request.prepath = [s.encode() for s in prefix.strip("/").split("/")]
+                request.postpath = [s.encode() for s in path[len(prefix):].strip("/").split("/")]
+                return agv.resource().render(request)
+            if found == "method":
+                write_status_error(request, errors.make_status(
+                    405, "MethodNotAllowed",
+                    "the server does not allow this method on the requested resource", {}))
+                return NOT_DONE_YET
+            write_status_error(request, not_found_status())
+            return NOT_DONE_YET
+        # /apis/<group>: legacy group document
+        if len(segments) == 3 and segments[1] == "apis" and segments[2] in server.groups \
+                and segments[2] != "":
+            g = segments[2]
+            _write_discovery(request, discovery.api_group(g, server.groups[g]))
+            return NOT_DONE_YET
+        handler = server.mux.get(path)
+        if handler is None:
+            for p, h in server.prefix_mux.items():
+                if path == p or path.startswith(p + "/"):
+                    handler = h
+                    break
+        if handler is not None:
+            handler(request)
+            return NOT_DONE_YET
+        if server.delegate is not None:
+            return server.delegate.director().render(request)
+        write_status_error(request, not_found_status())
+        return NOT_DONE_YET
+
+
+def install_health_routes(front: GenericAPIServer, version_info: dict) -> None:
+    """C{/healthz}, C{/livez}, C{/readyz} (whole chain) and C{/version} on the front server."""
+    for endpoint in ("healthz", "livez", "readyz"):
+        async def health(request: Any, endpoint: str = endpoint) -> None:
+            path = request.path.decode("utf-8", "replace").rstrip("/")
+            sub = path[len(endpoint) + 2:] if len(path) > len(endpoint) + 1 else ""
+            kind = "readyz" if endpoint == "readyz" else "healthz"
+            checks = front.all_checks(kind)
+            if endpoint == "livez":
+                checks = [c for c in checks if c.name not in ("shutdown", "etcd-readiness")]
+            elif endpoint == "healthz":
+                checks = [c for c in checks if c.name not in ("shutdown", "etcd-readiness")]
+            query = parse_qs(request.uri.decode("latin-1").partition("?")[2], keep_blank_values=True)
+            code, body = await render_health(endpoint, checks, sub, query)
+            request.setHeader(b"X-Content-Type-Options", b"nosniff")
+            write_body(request, code, body, "text/plain; charset=utf-8")
+
+        front.prefix_mux[f"/{endpoint}"] = funnel(health)
+
+    async def version(request: Any) -> None:
+        write_object(request, 200, version_info)
+
+    front.mux["/version"] = funnel(version)

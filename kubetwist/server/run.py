@@ -1,0 +1,303 @@
+# -*- test-case-name: tests.server.test_run -*-
+"""
+The process-level service tree: upstream C{cmd/kube-apiserver/app/server.go CreateServerChain}
+and C{k8s.io/apiserver/pkg/server/genericapiserver.go PrepareRun/Run} (lifecycle signals:
+readiness, shutdown delay, listener close, drain, watches end).
+
+L{KubeAPIService} (a MultiService) owns: the storage, the chain aggregator -> kube-apiserver ->
+apiextensions-apiserver behind one L{HandlerChain}, the HTTPS listener, and each server's
+post-start hooks (started once the listener is up).  C{READY=1} goes to systemd when every
+hook has finished; C{STOPPING=1} when shutdown begins.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+from typing import Any, Optional
+
+from twisted.application.service import MultiService
+from twisted.internet import defer, task
+from twisted.internet.endpoints import SSL4ServerEndpoint
+from twisted.logger import Logger
+from twisted.web.server import Site
+
+from kubetwist import authorization
+from kubetwist.server.healthz import HealthCheck
+
+log = Logger()
+
+
+class ShuttingDown(Exception):
+    """The server is shutting down."""
+
+
+class KubeAPIService(MultiService):
+    """
+    @param reactor: the reactor (listening, threads, time).
+    @param options: the parsed L{kubetwist.tap.Options} as a dict.
+    @param version: the Kubernetes gitVersion reported by C{/version}.
+    """
+
+    def __init__(self, reactor: Any, options: dict, version: str) -> None:
+        super().__init__()
+        self.reactor = reactor
+        self.options = options
+        self.version = version
+        self.shutting_down = False
+        self.port: Any = None
+        self.chain: Any = None
+        self.storage: Any = None
+        self.front: Any = None
+        self._pool: Any = None
+
+    # --- building ------------------------------------------------------------------------------
+    def version_info(self) -> dict:
+        major, minor = self.version.lstrip("v").split(".")[:2]
+        return {
+            "major": major, "minor": minor, "gitVersion": self.version,
+            "gitCommit": "kubetwist", "gitTreeState": "clean",
+            "buildDate": "2026-11-21T00:00:00Z",
+            "goVersion": f"python{platform.python_version()}",
+            "compiler": platform.python_implementation().lower(),
+            "platform": f"{sys.platform}/{platform.machine().replace('x86_64', 'amd64')}",
+        }
+
+    def _advertise_address(self) -> str:
+        o = self.options
+        if o["advertise-address"]:
+            return o["advertise-address"]
+        if o["bind-address"] not in ("0.0.0.0", "::") and \
+                not o["bind-address"].startswith("127."):
+            return o["bind-address"]
+        return host_address()
+
+    def _client_host(self) -> str:
+        bind = self.options["bind-address"]
+        if bind in ("0.0.0.0", "::"):
+            return "127.0.0.1"
+        return f"[{bind}]" if ":" in bind else bind
+
+    def build_storage(self) -> Any:
+        o = self.options
+        if o["etcd-servers"]:
+            import treq
+            from twisted.web.client import Agent, HTTPConnectionPool
+
+            from kubetwist.storage.etcd3 import Etcd3Storage
+
+            self._pool = HTTPConnectionPool(self.reactor, persistent=True)
+            self._pool.maxPersistentPerHost = 16
+            client = treq.HTTPClient(Agent(self.reactor, pool=self._pool))
+            return Etcd3Storage(self.reactor, client, o["etcd-servers"], o["etcd-prefix"])
+        from kubetwist.storage.sqlite import SQLiteStorage
+
+        os.makedirs(o["data-dir"], exist_ok=True)
+        return SQLiteStorage(self.reactor, os.path.join(o["data-dir"], "state.db"),
+                             o["etcd-prefix"])
+
+    def build(self) -> None:
+        """Certificates, storage, the server chain and the filter chain (no listening yet)."""
+        from kubetwist.aggregator.server import Aggregator
+        from kubetwist.apiextensions.server import APIExtensionsServer
+        from kubetwist.apis import printers
+        from kubetwist.authentication.config import new_request_authenticator
+        from kubetwist.authentication.tokenfile import TokenFileAuthenticator
+        from kubetwist.controlplane.instance import ControlPlaneConfig, KubeAPIServer
+        from kubetwist.server.certs import ensure_serving_certs
+        from kubetwist.server.filters.chain import HandlerChain
+        from kubetwist.server.genericapiserver import install_health_routes
+        from kubetwist.server.kubeconfig import write_kubeconfig
+        from kubetwist.server.tls import server_context_factory
+
+        o = self.options
+        printers.set_clock(self.reactor.seconds)
+        advertise = self._advertise_address()
+        ips = [advertise]
+        if o["bind-address"] not in ("0.0.0.0", "::"):
+            ips.append(o["bind-address"])
+        certs = ensure_serving_certs(
+            o["cert-dir"], [socket.gethostname()], ips,
+            service_cidr=o["service-cluster-ip-range"],
+        )
+        cert_file, key_file = certs.cert_file, certs.key_file
+        if o["tls-cert-file"]:
+            cert_file, key_file = o["tls-cert-file"], o["tls-private-key-file"]
+        extra_cas = [o["client-ca-file"]] if o["client-ca-file"] else []
+        self.tls = server_context_factory(cert_file, key_file, certs.client_ca_files(extra_cas))
+        tokens = []
+        if o["token-auth-file"]:
+            tokens.append(TokenFileAuthenticator.from_file(o["token-auth-file"]))
+        authenticator = new_request_authenticator(
+            client_ca_certs=self.tls.client_ca_certs, token_authenticators=tokens,
+            anonymous=o["anonymous-auth"],
+        )
+        with open(certs.ca_cert_file) as f:
+            ca_pem = f.read()
+
+        self.storage = self.build_storage()
+        clock = self.reactor
+        apiextensions = APIExtensionsServer(self.storage, clock, admission=None)
+        kube = KubeAPIServer(
+            self.storage, clock,
+            ControlPlaneConfig(
+                service_cidr=o["service-cluster-ip-range"],
+                node_port_range=o["service-node-port-range"],
+                advertise_address=advertise, secure_port=o["secure-port"],
+                root_ca_pem=ca_pem, min_request_timeout=o["min-request-timeout"],
+            ),
+            delegate=apiextensions.server,
+            extra_namespaced_stores=apiextensions.namespaced_stores,
+        )
+        # one admission chain for the whole process
+        _share_admission(apiextensions.server, kube.admission)
+        aggregator = Aggregator(self.storage, clock, kube.server, kube.admission)
+        self.front = aggregator.server
+        self.kube = kube
+        self.front.install_discovery_routes(
+            lambda: f"{advertise}:{o['secure-port']}")
+        install_health_routes(self.front, self.version_info())
+        self.front.health_checks[:0] = [
+            HealthCheck("ping", lambda: None),
+            HealthCheck("log", lambda: None),
+            HealthCheck("etcd", self._storage_health),
+        ]
+        self.front.readiness_checks.extend([
+            HealthCheck("etcd-readiness", self._storage_health),
+            HealthCheck("shutdown", self._shutdown_check),
+        ])
+        self.chain = HandlerChain(
+            self.front.director(), clock, authenticator,
+            authorization.from_modes(o["authorization-mode"]),
+            max_requests_inflight=o["max-requests-inflight"],
+            max_mutating_requests_inflight=o["max-mutating-requests-inflight"],
+            request_timeout=o["request-timeout"],
+        )
+        write_kubeconfig(
+            o["write-kubeconfig"], f"https://{self._client_host()}:{o['secure-port']}",
+            certs.ca_cert_file, certs.admin_cert_file, certs.admin_key_file,
+        )
+
+    def _storage_health(self) -> Any:
+        check = getattr(self.storage, "check_health", None)
+        return check() if check is not None else None
+
+    def _shutdown_check(self) -> None:
+        if self.shutting_down:
+            raise ShuttingDown("process is shutting down")
+
+    # --- lifecycle -----------------------------------------------------------------------------
+    def startService(self) -> None:
+        super().startService()
+        try:
+            self.build()
+        except Exception as e:
+            log.failure("kubetwist failed to start")
+            print(f"kubetwist: cannot start: {e}", file=sys.stderr)
+            self.reactor.callWhenRunning(self.reactor.stop)
+            return
+        site = Site(self.chain)
+        site.displayTracebacks = False
+        site.noisy = False
+        endpoint = SSL4ServerEndpoint(self.reactor, self.options["secure-port"], self.tls,
+                                      interface=self.options["bind-address"])
+        d = endpoint.listen(site)
+        d.addCallbacks(self._listening, self._listen_failed)
+
+    def _listen_failed(self, failure: Any) -> None:
+        print(f"kubetwist: cannot listen on {self.options['bind-address']}:"
+              f"{self.options['secure-port']}: {failure.getErrorMessage()}", file=sys.stderr)
+        self.reactor.stop()
+
+    def _listening(self, port: Any) -> None:
+        self.port = port
+        log.info("kubetwist serving securely on {addr}", addr=port.getHost())
+        for server in self.front.chain():
+            server.hooks.setServiceParent(self)
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        from kubetwist.server.sdnotify import notify
+
+        hooks = [h for s in self.front.chain() for h in s.hooks]
+        if all(h.finished for h in hooks):
+            log.info("kubetwist is ready")
+            notify("READY=1")
+            return
+        self.reactor.callLater(0.1, self._wait_ready)
+
+    def stopService(self) -> Any:
+        """Upstream's graceful termination: not ready, delay, stop listening, drain, stop."""
+        return defer.ensureDeferred(self._stop())
+
+    async def _stop(self) -> None:
+        from kubetwist.server.sdnotify import notify
+
+        self.shutting_down = True
+        notify("STOPPING=1")
+        delay = self.options.get("shutdown-delay-duration", 0)
+        if delay and self.port is not None:
+            await task.deferLater(self.reactor, delay, lambda: None)
+        if self.port is not None:
+            await self.port.stopListening()
+        if self.chain is not None:
+            for request in list(self.chain.long_running):
+                try:
+                    if not request.finished:
+                        request.finish()
+                except Exception:
+                    pass
+            deadline = self.reactor.seconds() + max(self.options.get("request-timeout", 60), 1)
+            while self.chain.active and self.reactor.seconds() < deadline:
+                await task.deferLater(self.reactor, 0.05, lambda: None)
+        await defer.maybeDeferred(super().stopService)
+        if self.storage is not None:
+            await self.storage.stop()
+        if self._pool is not None:
+            await self._pool.closeCachedConnections()
+
+
+def _default_route_address() -> Optional[str]:
+    """The IPv4 address of the default route's interface (Linux C{/proc/net/route} and
+    C{SIOCGIFADDR}), as upstream C{utilnet.ChooseHostInterface}; L{None} if unknown."""
+    try:
+        import fcntl
+        import struct
+
+        with open("/proc/net/route") as f:
+            lines = f.read().splitlines()[1:]
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 2 and fields[1] == "00000000":
+                iface = fields[0].encode()[:15]
+                with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                    packed = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", iface))
+                return socket.inet_ntoa(packed[20:24])
+    except OSError:
+        return None
+    return None
+
+
+def host_address() -> str:
+    """The address to advertise: the default route's interface, else the first non-loopback
+    IPv4 address of the host name, else C{127.0.0.1}."""
+    ip = _default_route_address()
+    if ip:
+        return ip
+    try:
+        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
+            ip = info[4][0]
+            if not ip.startswith("127."):
+                return ip
+    except OSError:
+        pass
+    return "127.0.0.1"
+
+
+def _share_admission(server: Any, admission: Any) -> None:
+    """Point every resource handler of C{server} at the process-wide admission chain."""
+    for agv in server.group_versions.values():
+        for res in agv.resources.values():
+            res.handlers.admission = admission

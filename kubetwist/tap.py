@@ -1,0 +1,205 @@
+# -*- test-case-name: tests.test_tap -*-
+"""
+C{twistd kubeapi}: upstream C{cmd/kube-apiserver/app} (C{options}, C{server.go}).
+
+L{Options} takes kube-apiserver's flag names and defaults (plus kubetwist's C{--data-dir} and
+C{--write-kubeconfig}); L{makeService} returns the L{KubeAPIService} MultiService: storage,
+the three servers of the chain behind one filter chain, the HTTPS listener, and the post-start
+hooks, with sd_notify and graceful shutdown.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import socket
+from typing import Any, Optional
+
+from twisted.application.service import MultiService
+from twisted.internet import defer, task
+from twisted.logger import Logger
+from twisted.python import usage
+
+log = Logger()
+
+#: The Kubernetes API level kubetwist implements (what /version reports).
+KUBERNETES_VERSION = "v1.32.0"
+
+_GROUPS = [
+    ("Etcd flags", ["etcd-servers", "etcd-prefix"]),
+    ("Secure serving flags", ["bind-address", "secure-port", "advertise-address", "cert-dir",
+                              "tls-cert-file", "tls-private-key-file"]),
+    ("Authentication flags", ["client-ca-file", "token-auth-file", "anonymous-auth"]),
+    ("Authorization flags", ["authorization-mode"]),
+    ("Generic flags", ["max-requests-inflight", "max-mutating-requests-inflight",
+                       "min-request-timeout", "request-timeout", "shutdown-delay-duration"]),
+    ("Misc flags", ["service-cluster-ip-range", "service-node-port-range"]),
+    ("kubetwist flags", ["data-dir", "write-kubeconfig"]),
+]
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
+
+
+def parse_duration(text: str) -> float:
+    """Parse a Go duration (C{1m0s}, C{60s}, C{1h}, C{500ms}, C{0}) into seconds."""
+    text = text.strip()
+    if text in ("0", ""):
+        return 0.0
+    pos, total = 0, 0.0
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    for m in _DURATION.finditer(text):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * units[m.group(2)]
+        pos = m.end()
+    if pos != len(text) or pos == 0:
+        raise usage.UsageError(f'invalid duration "{text}"')
+    return total
+
+
+class Options(usage.Options):
+    """kube-apiserver's flags (the subset kubetwist implements), same names and defaults."""
+
+    synopsis = "[options]"
+    longdesc = ("Run a Kubernetes API server (kube-apiserver " + KUBERNETES_VERSION +
+                " API level). With no --etcd-servers the cluster state is kept in an embedded "
+                "store under --data-dir.")
+
+    optParameters = [
+        ["etcd-servers", None, "", "List of etcd servers to connect with (scheme://ip:port), "
+         "comma separated. Empty: use the embedded store in --data-dir."],
+        ["etcd-prefix", None, "/registry", "The prefix to prepend to all resource paths in etcd."],
+        ["bind-address", None, "0.0.0.0", "The IP address on which to listen for the "
+         "--secure-port port."],
+        ["secure-port", None, "6443", "The port on which to serve HTTPS with authentication "
+         "and authorization."],
+        ["advertise-address", None, "", "The IP address on which to advertise the apiserver to "
+         "members of the cluster (the kubernetes Endpoints). Empty: --bind-address, or "
+         "127.0.0.1."],
+        ["cert-dir", None, "", "The directory where the TLS certs are located (default "
+         "<data-dir>/pki)."],
+        ["tls-cert-file", None, "", "File containing the default x509 Certificate for HTTPS."],
+        ["tls-private-key-file", None, "", "File containing the default x509 private key "
+         "matching --tls-cert-file."],
+        ["client-ca-file", None, "", "If set, any request presenting a client certificate "
+         "signed by one of the authorities in the client-ca-file is authenticated with an "
+         "identity corresponding to the CommonName of the client certificate."],
+        ["token-auth-file", None, "", "If set, the file that will be used to secure the secure "
+         "port of the API server via token authentication."],
+        ["anonymous-auth", None, "true", "Enables anonymous requests to the health and version "
+         "endpoints."],
+        ["authorization-mode", None, "AlwaysAllow", "Ordered list of plug-ins to do "
+         "authorization on secure port (AlwaysAllow, AlwaysDeny)."],
+        ["max-requests-inflight", None, "400", "The maximum number of non-mutating requests in "
+         "flight at a given time. 0: no limit."],
+        ["max-mutating-requests-inflight", None, "200", "The maximum number of mutating requests "
+         "in flight at a given time. 0: no limit."],
+        ["min-request-timeout", None, "1800", "The minimum number of seconds a handler must keep "
+         "a request open before timing it out (watches: a random value in [min, 2*min))."],
+        ["request-timeout", None, "1m0s", "The duration a handler must keep a request open "
+         "before timing it out."],
+        ["shutdown-delay-duration", None, "0s", "Time to delay the termination: /readyz fails "
+         "while requests are still served."],
+        ["service-cluster-ip-range", None, "10.0.0.0/24", "A CIDR IP range from which to assign "
+         "service cluster IPs."],
+        ["service-node-port-range", None, "30000-32767", "A port range to reserve for services "
+         "with NodePort visibility."],
+        ["data-dir", None, "./kubetwist-data", "kubetwist: directory for the embedded store, "
+         "generated certificates and the admin kubeconfig."],
+        ["write-kubeconfig", None, "", "kubetwist: where to write the admin kubeconfig (default "
+         "<data-dir>/admin.kubeconfig)."],
+    ]
+
+    def getUsage(self, width: Optional[int] = None) -> str:
+        """Flags grouped as kube-apiserver's C{--help} groups them."""
+        by_name = {p[0]: p for p in self.optParameters}
+        lines = [self.longdesc, ""]
+        for title, names in _GROUPS:
+            lines.append(f"{title}:")
+            for n in names:
+                _, _, default, doc = by_name[n]
+                d = f' (default "{default}")' if default else ""
+                lines.append(f"      --{n}=\n          {doc}{d}")
+            lines.append("")
+        lines.append("      --help\n          Display this help and exit.")
+        return "\n".join(lines) + "\n"
+
+    def postOptions(self) -> None:
+        """Validate every value; a bad one is a one-line L{usage.UsageError}."""
+        o = self
+        for key in ("secure-port", "max-requests-inflight", "max-mutating-requests-inflight",
+                    "min-request-timeout"):
+            try:
+                o[key] = int(o[key])
+            except ValueError:
+                raise usage.UsageError(f'invalid value "{o[key]}" for --{key}: must be an integer')
+            if o[key] < 0:
+                raise usage.UsageError(f"--{key} must not be negative")
+        if not 0 < o["secure-port"] < 65536:
+            raise usage.UsageError(f"--secure-port {o['secure-port']} must be between 1 and 65535")
+        for key in ("request-timeout", "shutdown-delay-duration"):
+            o[key] = parse_duration(o[key])
+        try:
+            ipaddress.ip_address(o["bind-address"])
+        except ValueError:
+            raise usage.UsageError(f'invalid --bind-address "{o["bind-address"]}"')
+        if o["advertise-address"]:
+            try:
+                ipaddress.ip_address(o["advertise-address"])
+            except ValueError:
+                raise usage.UsageError(f'invalid --advertise-address "{o["advertise-address"]}"')
+        try:
+            net = ipaddress.ip_network(o["service-cluster-ip-range"], strict=False)
+        except ValueError:
+            raise usage.UsageError(
+                f'invalid --service-cluster-ip-range "{o["service-cluster-ip-range"]}"')
+        if net.num_addresses < 8:
+            raise usage.UsageError("--service-cluster-ip-range is too small")
+        from kubetwist.registry.core.allocator import parse_port_range
+
+        try:
+            o["service-node-port-range"] = parse_port_range(o["service-node-port-range"])
+        except ValueError as e:
+            raise usage.UsageError(f"invalid --service-node-port-range: {e}")
+        from kubetwist import authorization
+
+        modes = [m.strip() for m in o["authorization-mode"].split(",") if m.strip()]
+        try:
+            authorization.from_modes(modes)
+        except ValueError as e:
+            raise usage.UsageError(str(e))
+        o["authorization-mode"] = modes
+        o["anonymous-auth"] = str(o["anonymous-auth"]).lower() in ("true", "1")
+        servers = [s.strip() for s in o["etcd-servers"].split(",") if s.strip()]
+        for s in servers:
+            if not re.match(r"^https?://[^/]+$", s.rstrip("/")):
+                raise usage.UsageError(f'invalid --etcd-servers entry "{s}": want scheme://ip:port')
+        o["etcd-servers"] = [s.rstrip("/") for s in servers]
+        if any(s.startswith("https://") for s in servers):
+            raise usage.UsageError("TLS to etcd (https:// in --etcd-servers) is not supported yet")
+        if bool(o["tls-cert-file"]) != bool(o["tls-private-key-file"]):
+            raise usage.UsageError("--tls-cert-file and --tls-private-key-file go together")
+        for key in ("tls-cert-file", "tls-private-key-file", "client-ca-file", "token-auth-file"):
+            if o[key] and not os.path.isfile(o[key]):
+                raise usage.UsageError(f"--{key}: no such file: {o[key]}")
+        if o["token-auth-file"]:
+            from kubetwist.authentication.tokenfile import TokenFileAuthenticator
+
+            try:
+                TokenFileAuthenticator.from_file(o["token-auth-file"])
+            except (ValueError, OSError) as e:
+                raise usage.UsageError(f"--token-auth-file: {e}")
+        o["data-dir"] = os.path.abspath(o["data-dir"])
+        o["cert-dir"] = os.path.abspath(o["cert-dir"] or os.path.join(o["data-dir"], "pki"))
+        o["write-kubeconfig"] = os.path.abspath(
+            o["write-kubeconfig"] or os.path.join(o["data-dir"], "admin.kubeconfig"))
+
+
+def makeService(options: Options) -> MultiService:
+    """The twistd entry point: a L{KubeAPIService} on the global reactor."""
+    from twisted.internet import reactor
+
+    from kubetwist.server.run import KubeAPIService
+
+    return KubeAPIService(reactor, dict(options), KUBERNETES_VERSION)

@@ -1,0 +1,136 @@
+# -*- test-case-name: tests.storage.test_sqlite -*-
+"""The L{IStorage} contract and kine-log specifics of L{kubetwist.storage.sqlite.SQLiteStorage}."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+
+from twisted.internet import reactor
+from twisted.trial.unittest import TestCase
+
+from kubetwist.storage.interfaces import UnreachableError
+from kubetwist.storage.sqlite import SQLiteStorage
+from tests.storage.contract import StorageContractMixin, pod
+
+
+class SQLiteContractTests(StorageContractMixin, TestCase):
+    """The contract against a fresh database file per test."""
+
+    def _open(self, path: str) -> SQLiteStorage:
+        store = SQLiteStorage(reactor, path)
+        self.addCleanup(store.stop)
+        return store
+
+    async def make_store(self) -> SQLiteStorage:
+        self.path = os.path.join(self.mktemp(), "state.db")
+        os.makedirs(os.path.dirname(self.path))
+        store = self._open(self.path)
+        await store.ready
+        return store
+
+    async def reopen_store(self, store: SQLiteStorage) -> SQLiteStorage:
+        await store.stop()
+        reopened = self._open(self.path)
+        await reopened.ready
+        return reopened
+
+
+class SQLiteSpecificTests(TestCase):
+    """Behaviour of the embedded store beyond the shared contract."""
+
+    async def make_store(self) -> SQLiteStorage:
+        path = os.path.join(self.mktemp(), "state.db")
+        os.makedirs(os.path.dirname(path))
+        self.path = path
+        store = SQLiteStorage(reactor, path)
+        self.addCleanup(store.stop)
+        await store.ready
+        return store
+
+    def rows(self) -> list[tuple]:
+        conn = sqlite3.connect(self.path)
+        try:
+            return conn.execute(
+                "SELECT id, name, created, deleted, create_revision, prev_revision FROM kine "
+                "ORDER BY id"
+            ).fetchall()
+        finally:
+            conn.close()
+
+    async def test_log_rows(self):
+        """Create, update and delete each append one row whose id is the revision."""
+        store = await self.make_store()
+        self.assertEqual(await store.current_revision(), 1)
+        await store.create("/registry/pods/ns/a", pod("a"))
+        await store.guaranteed_update("/registry/pods/ns/a", lambda c: pod("a", x=1))
+        await store.delete("/registry/pods/ns/a")
+        name = b"/registry/pods/ns/a"
+        self.assertEqual(self.rows(), [
+            (2, name, 1, 0, 2, 0), (3, name, 0, 0, 2, 2), (4, name, 0, 1, 2, 3),
+        ])
+
+    async def test_wal_mode(self):
+        """The database runs in WAL journal mode."""
+        await self.make_store()
+        conn = sqlite3.connect(self.path)
+        self.addCleanup(conn.close)
+        self.assertEqual(conn.execute("PRAGMA journal_mode").fetchone()[0], "wal")
+
+    async def test_compact_drops_history(self):
+        """compact deletes superseded rows and old tombstones, keeps the latest state."""
+        store = await self.make_store()
+        await store.create("/registry/pods/ns/a", pod("a"))
+        await store.guaranteed_update("/registry/pods/ns/a", lambda c: pod("a", x=1))
+        await store.create("/registry/pods/ns/b", pod("b"))
+        await store.delete("/registry/pods/ns/b")
+        await store.create("/registry/pods/ns/c", pod("c"))
+        self.assertEqual(await store.compact(6), 6)
+        self.assertEqual(store.compact_revision, 6)
+        self.assertEqual([r[0] for r in self.rows()], [3, 6])
+        self.assertEqual(await store.current_revision(), 6)
+        self.assertEqual(await store.count("/registry/pods"), 2)
+
+    async def test_compact_revision_persists(self):
+        """The compact revision survives a reopen."""
+        store = await self.make_store()
+        await store.create("/registry/pods/ns/a", pod("a"))
+        await store.compact(2)
+        await store.stop()
+        reopened = SQLiteStorage(reactor, self.path)
+        self.addCleanup(reopened.stop)
+        self.assertEqual(await reopened.ready, 2)
+        self.assertEqual(reopened.compact_revision, 2)
+
+    async def test_sqlite_off_reactor_thread(self):
+        """SQLite work runs on the store's own thread, never the reactor's."""
+        store = await self.make_store()
+        seen = []
+        original = store._db_get
+
+        def spy(key):
+            seen.append(threading.current_thread().name)
+            return original(key)
+
+        store._db_get = spy
+        await store.get("/registry/pods/ns/a", ignore_not_found=True)
+        self.assertEqual(len(seen), 1)
+        self.assertNotEqual(seen[0], threading.current_thread().name)
+
+    async def test_stopped_store_unreachable(self):
+        """After stop, calls fail with UnreachableError and check_health does too."""
+        store = await self.make_store()
+        await store.stop()
+        with self.assertRaises(UnreachableError):
+            await store.get("/registry/pods/ns/a")
+        with self.assertRaises(UnreachableError):
+            await store.check_health()
+
+    async def test_stop_closes_watches(self):
+        """stop closes open watches."""
+        store = await self.make_store()
+        watch = store.watch("/registry/pods", "", recursive=True)
+        watch.subscribe(lambda e: None)
+        await store.stop()
+        self.assertTrue(watch.ended)
