@@ -94,12 +94,13 @@ class KubeAPIServer:
         ])
         self.ips = IPAllocator(storage, config.service_cidr)
         self.ports = PortAllocator(storage, config.node_port_range)
-        try:
-            from kubetwist.apis.core.services import default_service_registry_fields
-        except ImportError:  # pragma: no cover
-            default_service_registry_fields = None
-        ServiceAllocations(self.stores[("", "services")], self.ips, self.ports,
-                           default_service_registry_fields)
+        from kubetwist.apis.core.services import (
+            default_service_on_read, default_service_registry_fields,
+        )
+
+        services = self.stores[("", "services")]
+        services.decorator = lambda svc: default_service_on_read(svc, self.ips.family)
+        ServiceAllocations(services, self.ips, self.ports, default_service_registry_fields)
         self.extra_namespaced_stores = extra_namespaced_stores or (lambda: [])
         self.namespace_controller = NamespaceController(
             namespaces, self.namespaced_stores, clock, serviceaccounts,

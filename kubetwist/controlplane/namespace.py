@@ -79,8 +79,11 @@ class NamespaceController:
                     current["spec"].pop("finalizers")
                 return current
 
+            from kubetwist.apis.core.register import STRATEGIES
+
+            finalize = self.namespaces.for_subresource(STRATEGIES["namespaces/finalize"])
             try:
-                await self.namespaces.update("", name, drop)
+                await finalize.update("", name, drop)
             except errors.StatusError as e:
                 if e.code != 404:
                     raise

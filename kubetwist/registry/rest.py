@@ -102,6 +102,8 @@ class Strategy:
     @ivar field_attrs: C{obj -> dict[str, str]}: the field-selector attributes of an object
         (always at least C{metadata.name} and, when namespaced, C{metadata.namespace}).
     @ivar table: printer columns, or L{None} for the default C{Name}/C{Created At} table.
+    @ivar canonicalize: C{obj -> None}: last normalisation of a validated object before it is
+        stored (upstream C{Canonicalize}).
     @ivar allow_create_on_update: PUT of a missing object creates it (upstream
         C{AllowCreateOnUpdate}).
     @ivar allow_unconditional_update: PUT without C{resourceVersion} is accepted.
@@ -118,6 +120,7 @@ class Strategy:
     warnings: Callable[[dict], list[str]] = lambda obj: []
     field_attrs: Optional[Callable[[dict], dict[str, str]]] = None
     table: Optional[TableConvertor] = None
+    canonicalize: Callable[[dict], None] = _nothing
     allow_create_on_update: bool = False
     allow_unconditional_update: bool = True
 

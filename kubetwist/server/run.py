@@ -159,6 +159,9 @@ class KubeAPIService(MultiService):
         self.front.install_discovery_routes(
             lambda: f"{advertise}:{o['secure-port']}")
         install_health_routes(self.front, self.version_info())
+        from kubetwist.server.openapi import install_openapi
+
+        install_openapi(self.front, self.version)
         self.front.health_checks[:0] = [
             HealthCheck("ping", lambda: None),
             HealthCheck("log", lambda: None),
@@ -175,6 +178,7 @@ class KubeAPIService(MultiService):
             max_mutating_requests_inflight=o["max-mutating-requests-inflight"],
             request_timeout=o["request-timeout"],
         )
+        os.makedirs(os.path.dirname(o["write-kubeconfig"]), exist_ok=True)
         write_kubeconfig(
             o["write-kubeconfig"], f"https://{self._client_host()}:{o['secure-port']}",
             certs.ca_cert_file, certs.admin_cert_file, certs.admin_key_file,

@@ -25,11 +25,11 @@ from kubetwist.registry.rest import TableConvertor
 from kubetwist.runtime.errors import StatusError
 
 __all__ = [
+    "CONTROLLERREVISION_TABLE",
+    "DAEMONSET_TABLE",
     "DEPLOYMENT_TABLE",
     "REPLICASET_TABLE",
     "STATEFULSET_TABLE",
-    "DAEMONSET_TABLE",
-    "CONTROLLERREVISION_TABLE",
     "controller_of",
 ]
 

@@ -20,13 +20,13 @@ from kubetwist.apis.coordination.printers import LEASE_TABLE
 from kubetwist.registry.rest import Strategy
 
 __all__ = [
+    "LEASE_STRATEGY",
     "default_lease",
     "prepare_lease_for_create",
     "prepare_lease_for_update",
     "validate_lease",
-    "validate_lease_update",
     "validate_lease_spec",
-    "LEASE_STRATEGY",
+    "validate_lease_update",
 ]
 
 #: Upstream C{validLeaseStrategies}.
@@ -79,16 +79,20 @@ def validate_lease_spec(spec: dict, path: Path) -> list[FieldError]:
         errs.append(invalid(path.child("leaseDurationSeconds"), duration, "must be greater than 0"))
     transitions = spec.get("leaseTransitions")
     if transitions is not None and transitions < 0:
-        errs.append(invalid(
-            path.child("leaseTransitions"), transitions, "must be greater than or equal to 0"
-        ))
+        errs.append(
+            invalid(
+                path.child("leaseTransitions"), transitions, "must be greater than or equal to 0"
+            )
+        )
     strategy = spec.get("strategy")
     if strategy is not None:
         errs.extend(_validate_strategy(strategy, path.child("strategy")))
     if spec.get("preferredHolder") and not strategy:
-        errs.append(forbidden(
-            path.child("preferredHolder"), "may only be specified if `strategy` is defined"
-        ))
+        errs.append(
+            forbidden(
+                path.child("preferredHolder"), "may only be specified if `strategy` is defined"
+            )
+        )
     return errs
 
 

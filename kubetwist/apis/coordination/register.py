@@ -8,7 +8,7 @@ from __future__ import annotations
 from kubetwist.apis.coordination.leases import LEASE_STRATEGY
 from kubetwist.registry.rest import ResourceSpec, Strategy
 
-__all__ = ["GROUP", "VERSION", "RESOURCES", "STRATEGIES"]
+__all__ = ["GROUP", "RESOURCES", "STRATEGIES", "VERSION"]
 
 GROUP = "coordination.k8s.io"
 VERSION = "v1"

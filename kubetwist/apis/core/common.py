@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.apis.test_core_common -*-
+# -*- test-case-name: tests.apis.test_core_services -*-
 """
 Small validators shared by the core kinds: upstream C{k8s.io/kubernetes/pkg/apis/core/validation}
 (C{ValidateDNS1123Label}, C{ValidateQualifiedName}, C{ValidatePortNumOrName},
@@ -9,7 +9,7 @@ upstream formats with Go's C{%#v} (typed slices, structs).
 from __future__ import annotations
 
 import ipaddress
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 
@@ -26,23 +26,23 @@ from kubetwist.apimachinery.validation import (
 )
 
 __all__ = [
+    "SUPPORTED_PORT_PROTOCOLS",
     "GoValueError",
     "go_quote",
     "go_string_slice",
     "invalid_go",
+    "parse_ip",
+    "validate_config_map_name",
     "validate_dns1123_label",
     "validate_dns1123_subdomain",
-    "validate_qualified_name",
-    "validate_port_num_or_name",
-    "validate_non_special_ip",
-    "parse_ip",
-    "validate_service_name",
-    "validate_secret_name",
-    "validate_config_map_name",
     "validate_endpoints_name",
     "validate_namespace_name",
+    "validate_non_special_ip",
+    "validate_port_num_or_name",
+    "validate_qualified_name",
+    "validate_secret_name",
     "validate_service_account_name",
-    "SUPPORTED_PORT_PROTOCOLS",
+    "validate_service_name",
 ]
 
 #: Upstream C{supportedPortProtocols}, in the sorted order of C{sets.List}.
@@ -62,7 +62,7 @@ def go_quote(value: str) -> str:
     return orjson.dumps(value).decode()
 
 
-def go_string_slice(values: Optional[list], type_name: str = "string") -> str:
+def go_string_slice(values: list | None, type_name: str = "string") -> str:
     """Go's C{%#v} of a string slice: C{[]string{"a", "b"}}, C{[]string(nil)} for nil."""
     if values is None:
         return f"[]{type_name}(nil)"
@@ -120,7 +120,7 @@ def validate_port_num_or_name(port: Any, path: Path | str) -> list[FieldError]:
     return [invalid(path, port, m) for m in is_valid_port_name(port)]
 
 
-def parse_ip(value: str) -> Optional[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+def parse_ip(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """C{netutils.ParseIPSloppy}: IPv4 (leading zeros allowed) or IPv6, else L{None}."""
     from kubetwist.apimachinery.validation import _parse_ip_sloppy
 
@@ -143,14 +143,17 @@ def validate_non_special_ip(value: str, path: Path | str) -> list[FieldError]:
     if ip.is_loopback:
         errs.append(invalid(path, value, "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
     if _is_link_local_unicast(ip):
-        errs.append(invalid(
-            path, value, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"
-        ))
+        errs.append(
+            invalid(path, value, "may not be in the link-local range (169.254.0.0/16, fe80::/10)")
+        )
     if _is_link_local_multicast(ip):
-        errs.append(invalid(
-            path, value,
-            "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
-        ))
+        errs.append(
+            invalid(
+                path,
+                value,
+                "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
+            )
+        )
     return errs
 
 

@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.apis.test_core_configmaps -*-
+# -*- test-case-name: tests.apis.test_core_secrets -*-
 """
 ConfigMaps: upstream C{pkg/apis/core/validation} (C{ValidateConfigMap*}) and
 C{pkg/registry/core/configmap/strategy.go}.
@@ -23,10 +23,10 @@ from kubetwist.apis.core.printers import CONFIGMAP_TABLE
 from kubetwist.registry.rest import Strategy
 
 __all__ = [
+    "CONFIGMAP_STRATEGY",
     "MAX_SECRET_SIZE",
     "validate_config_map",
     "validate_config_map_update",
-    "CONFIGMAP_STRATEGY",
 ]
 
 #: Upstream C{core.MaxSecretSize}: 1 MiB, for Secrets and ConfigMaps alike.
@@ -54,7 +54,6 @@ def _decoded(value: object) -> bytes:
         return value.encode()
 
 
-
 # --------------------------------------------------------------------------------------------
 # ConfigMap
 
@@ -74,7 +73,9 @@ def validate_config_map(cm: dict) -> list[FieldError]:
     for key in sorted(data):
         errs.extend(invalid(Path("data").key(key), key, m) for m in is_config_map_key(key))
         if key in binary:
-            errs.append(invalid(Path("data").key(key), key, "duplicate of key present in binaryData"))
+            errs.append(
+                invalid(Path("data").key(key), key, "duplicate of key present in binaryData")
+            )
         value = data[key]
         total += len(value.encode()) if isinstance(value, str) else 0
     for key in sorted(binary):

@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.apis.test_core_endpoints -*-
+# -*- test-case-name: tests.apis.test_core_events -*-
 """
 Endpoints: upstream C{pkg/apis/core/v1/defaults.go} (C{SetDefaults_Endpoints}),
 C{pkg/apis/core/validation} (C{ValidateEndpoints*}) and
@@ -26,10 +26,10 @@ from kubetwist.apis.core.printers import ENDPOINTS_TABLE
 from kubetwist.registry.rest import Strategy
 
 __all__ = [
+    "ENDPOINTS_STRATEGY",
     "default_endpoints",
     "validate_endpoints",
     "validate_endpoints_update",
-    "ENDPOINTS_STRATEGY",
 ]
 
 

@@ -19,11 +19,11 @@ from kubetwist.apis.core.printers import EVENT_TABLE
 from kubetwist.registry.rest import Strategy
 
 __all__ = [
+    "EVENT_STRATEGY",
     "default_event",
+    "event_field_attrs",
     "validate_event",
     "validate_event_update",
-    "event_field_attrs",
-    "EVENT_STRATEGY",
 ]
 
 REPORTING_INSTANCE_LENGTH_LIMIT = 128
@@ -82,28 +82,31 @@ def validate_event(event: dict) -> list[FieldError]:
         if not instance:
             errs.append(required(Path("reportingInstance")))
         if _blen(instance) > REPORTING_INSTANCE_LENGTH_LIMIT:
-            errs.append(invalid(
-                Path("reportingInstance"), "",
-                f"can have at most {REPORTING_INSTANCE_LENGTH_LIMIT} characters",
-            ))
+            errs.append(
+                invalid(
+                    Path("reportingInstance"),
+                    "",
+                    f"can have at most {REPORTING_INSTANCE_LENGTH_LIMIT} characters",
+                )
+            )
         action = event.get("action") or ""
         if not action:
             errs.append(required(Path("action")))
         if _blen(action) > ACTION_LENGTH_LIMIT:
-            errs.append(invalid(
-                Path("action"), "", f"can have at most {ACTION_LENGTH_LIMIT} characters"
-            ))
+            errs.append(
+                invalid(Path("action"), "", f"can have at most {ACTION_LENGTH_LIMIT} characters")
+            )
         reason = event.get("reason") or ""
         if not reason:
             errs.append(required(Path("reason")))
         if _blen(reason) > REASON_LENGTH_LIMIT:
-            errs.append(invalid(
-                Path("reason"), "", f"can have at most {REASON_LENGTH_LIMIT} characters"
-            ))
+            errs.append(
+                invalid(Path("reason"), "", f"can have at most {REASON_LENGTH_LIMIT} characters")
+            )
         if _blen(event.get("message") or "") > NOTE_LENGTH_LIMIT:
-            errs.append(invalid(
-                Path("message"), "", f"can have at most {NOTE_LENGTH_LIMIT} characters"
-            ))
+            errs.append(
+                invalid(Path("message"), "", f"can have at most {NOTE_LENGTH_LIMIT} characters")
+            )
     errs.extend(invalid(Path("namespace"), namespace, m) for m in is_dns1123_subdomain(namespace))
     return errs
 
@@ -125,12 +128,14 @@ def event_field_attrs(event: dict) -> dict[str, str]:
         f"involvedObject.{k}": str(involved.get(k) or "")
         for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
     }
-    attrs.update({
-        "reason": event.get("reason") or "",
-        "reportingComponent": controller,
-        "source": source,
-        "type": event.get("type") or "",
-    })
+    attrs.update(
+        {
+            "reason": event.get("reason") or "",
+            "reportingComponent": controller,
+            "source": source,
+            "type": event.get("type") or "",
+        }
+    )
     return attrs
 
 

@@ -24,20 +24,20 @@ from kubetwist.apis.core.printers import NAMESPACE_TABLE
 from kubetwist.registry.rest import Strategy
 
 __all__ = [
-    "LABEL_METADATA_NAME",
     "FINALIZER_KUBERNETES",
-    "default_namespace",
+    "LABEL_METADATA_NAME",
+    "NAMESPACE_FINALIZE_STRATEGY",
+    "NAMESPACE_STATUS_STRATEGY",
+    "NAMESPACE_STRATEGY",
     "canonicalize_namespace",
+    "default_namespace",
+    "namespace_field_attrs",
     "prepare_namespace_for_create",
     "prepare_namespace_for_update",
     "validate_namespace",
-    "validate_namespace_update",
-    "validate_namespace_status_update",
     "validate_namespace_finalize_update",
-    "namespace_field_attrs",
-    "NAMESPACE_STRATEGY",
-    "NAMESPACE_STATUS_STRATEGY",
-    "NAMESPACE_FINALIZE_STRATEGY",
+    "validate_namespace_status_update",
+    "validate_namespace_update",
 ]
 
 #: Upstream C{v1.LabelMetadataName}.
@@ -127,9 +127,11 @@ def _validate_finalizer_name(name: str, path: Path) -> list[FieldError]:
     """Upstream C{validateFinalizerName}: qualified name, and standard unless it has a C{/}."""
     errs = validate_finalizer_name(name, path)
     if "/" not in name and name not in _STANDARD_FINALIZERS:
-        errs.append(invalid(
-            path, name, "name is neither a standard finalizer name nor is it fully qualified"
-        ))
+        errs.append(
+            invalid(
+                path, name, "name is neither a standard finalizer name nor is it fully qualified"
+            )
+        )
     return errs
 
 
@@ -149,9 +151,11 @@ def validate_namespace(ns: dict) -> list[FieldError]:
 def validate_namespace_update(new: dict, old: dict) -> list[FieldError]:
     """Upstream strategy C{ValidateUpdate}: L{validate_namespace}, then ObjectMeta update rules."""
     errs = validate_namespace(new)
-    errs.extend(validate_object_meta_update(
-        new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata")
-    ))
+    errs.extend(
+        validate_object_meta_update(
+            new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata")
+        )
+    )
     return errs
 
 
@@ -166,14 +170,21 @@ def validate_namespace_status_update(new: dict, old: dict) -> list[FieldError]:
     phase = (new.get("status") or {}).get("phase") or ""
     if (new.get("metadata") or {}).get("deletionTimestamp") is None:
         if phase != "Active":
-            errs.append(invalid(
-                Path("status", "Phase"), phase, "may only be 'Active' if `deletionTimestamp` is empty"
-            ))
+            errs.append(
+                invalid(
+                    Path("status", "Phase"),
+                    phase,
+                    "may only be 'Active' if `deletionTimestamp` is empty",
+                )
+            )
     elif phase != "Terminating":
-        errs.append(invalid(
-            Path("status", "Phase"), phase,
-            "may only be 'Terminating' if `deletionTimestamp` is not empty",
-        ))
+        errs.append(
+            invalid(
+                Path("status", "Phase"),
+                phase,
+                "may only be 'Terminating' if `deletionTimestamp` is not empty",
+            )
+        )
     return errs
 
 
@@ -208,6 +219,7 @@ NAMESPACE_STRATEGY = Strategy(
     validate_update=validate_namespace_update,
     field_attrs=namespace_field_attrs,
     table=NAMESPACE_TABLE,
+    canonicalize=canonicalize_namespace,
     allow_create_on_update=False,
     allow_unconditional_update=True,
 )

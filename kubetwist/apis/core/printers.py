@@ -11,7 +11,6 @@ L{kubetwist.apis.printers.age} and its injectable clock.
 from __future__ import annotations
 
 import datetime
-from typing import Optional
 
 from kubetwist.apis.printers import (
     DEFAULT_TABLE,
@@ -29,18 +28,18 @@ from kubetwist.apis.printers import (
 from kubetwist.registry.rest import TableConvertor
 
 __all__ = [
+    "CONFIGMAP_TABLE",
     "DEFAULT_TABLE",
     "DEFAULT_TABLE_COLUMNS",
-    "POD_TABLE",
-    "NAMESPACE_TABLE",
-    "CONFIGMAP_TABLE",
-    "SECRET_TABLE",
-    "SERVICE_TABLE",
     "ENDPOINTS_TABLE",
-    "SERVICEACCOUNT_TABLE",
     "EVENT_TABLE",
-    "pod_row_conditions",
+    "NAMESPACE_TABLE",
+    "POD_TABLE",
+    "SECRET_TABLE",
+    "SERVICEACCOUNT_TABLE",
+    "SERVICE_TABLE",
     "format_endpoints",
+    "pod_row_conditions",
     "service_external_ip",
     "service_port_string",
 ]
@@ -53,19 +52,21 @@ _D = SWAGGER_DOCS
 # pods
 
 
-def _parse_time(ts: Optional[str]) -> Optional[datetime.datetime]:
+def _parse_time(ts: str | None) -> datetime.datetime | None:
     if not ts:
         return None
     try:
-        parsed = datetime.datetime.fromisoformat(str(ts).replace("Z", "+00:00").replace("z", "+00:00"))
+        parsed = datetime.datetime.fromisoformat(
+            str(ts).replace("Z", "+00:00").replace("z", "+00:00")
+        )
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+        parsed = parsed.replace(tzinfo=datetime.UTC)
     return parsed
 
 
-def _later(current: Optional[str], candidate: Optional[str]) -> Optional[str]:
+def _later(current: str | None, candidate: str | None) -> str | None:
     """C{if current.Before(candidate) { current = candidate }} on RFC 3339 texts."""
     cand = _parse_time(candidate)
     if cand is None:
@@ -76,7 +77,7 @@ def _later(current: Optional[str], candidate: Optional[str]) -> Optional[str]:
     return current
 
 
-def _restartable(container: Optional[dict]) -> bool:
+def _restartable(container: dict | None) -> bool:
     """Upstream C{IsRestartableInitContainer}: a sidecar (C{restartPolicy: Always})."""
     return bool(container) and container.get("restartPolicy") == "Always"
 
@@ -96,8 +97,8 @@ def _pod_row(pod: dict) -> list:
     restartable_init_restarts = 0
     total = len(spec.get("containers") or [])
     ready = 0
-    last_restart: Optional[str] = None
-    last_restartable_init_restart: Optional[str] = None
+    last_restart: str | None = None
+    last_restartable_init_restart: str | None = None
     phase = status.get("phase") or ""
     reason = status.get("reason") or phase
     for cond in status.get("conditions") or []:
@@ -144,7 +145,9 @@ def _pod_row(pod: dict) -> list:
                     reason = f"Init:ExitCode:{terminated.get('exitCode') or 0}"
             else:
                 reason = "Init:" + terminated["reason"]
-        elif waiting is not None and waiting.get("reason") and waiting["reason"] != "PodInitializing":
+        elif (
+            waiting is not None and waiting.get("reason") and waiting["reason"] != "PodInitializing"
+        ):
             reason = "Init:" + waiting["reason"]
         else:
             reason = f"Init:{i}/{init_count}"
@@ -206,8 +209,15 @@ def _pod_row(pod: dict) -> list:
                     break
         gates = f"{true_count}/{len(readiness_gates)}"
     return [
-        obj_name(pod), f"{ready}/{total}", reason, restarts_cell, obj_age(pod),
-        pod_ip, node_name, nominated, gates,
+        obj_name(pod),
+        f"{ready}/{total}",
+        reason,
+        restarts_cell,
+        obj_age(pod),
+        pod_ip,
+        node_name,
+        nominated,
+        gates,
     ]
 
 
@@ -218,21 +228,36 @@ def pod_row_conditions(pod: dict) -> list[dict]:
     """
     phase = (pod.get("status") or {}).get("phase")
     if phase == "Succeeded":
-        return [{"type": "Completed", "status": "True", "reason": "Succeeded",
-                 "message": "The pod has completed successfully."}]
+        return [
+            {
+                "type": "Completed",
+                "status": "True",
+                "reason": "Succeeded",
+                "message": "The pod has completed successfully.",
+            }
+        ]
     if phase == "Failed":
-        return [{"type": "Completed", "status": "True", "reason": "Failed",
-                 "message": "The pod failed."}]
+        return [
+            {
+                "type": "Completed",
+                "status": "True",
+                "reason": "Failed",
+                "message": "The pod failed.",
+            }
+        ]
     return []
 
 
 POD_TABLE = TableConvertor(
     columns=[
         name_column(),
-        column("Ready", "string", "The aggregate readiness state of this pod for accepting traffic."),
+        column(
+            "Ready", "string", "The aggregate readiness state of this pod for accepting traffic."
+        ),
         column("Status", "string", "The aggregate status of the containers in this pod."),
         column(
-            "Restarts", "string",
+            "Restarts",
+            "string",
             "The number of times the containers in this pod have been restarted and when the "
             "last container in this pod has restarted.",
         ),
@@ -250,14 +275,20 @@ POD_TABLE = TableConvertor(
 # namespaces, configmaps, secrets, serviceaccounts
 
 NAMESPACE_TABLE = TableConvertor(
-    columns=[name_column(), column("Status", "string", "The status of the namespace"), age_column()],
+    columns=[
+        name_column(),
+        column("Status", "string", "The status of the namespace"),
+        age_column(),
+    ],
     row=lambda ns: [obj_name(ns), (ns.get("status") or {}).get("phase") or "", obj_age(ns)],
 )
 
 CONFIGMAP_TABLE = TableConvertor(
     columns=[name_column(), column("Data", "string", _D["ConfigMap.data"]), age_column()],
     row=lambda cm: [
-        obj_name(cm), len(cm.get("data") or {}) + len(cm.get("binaryData") or {}), obj_age(cm)
+        obj_name(cm),
+        len(cm.get("data") or {}) + len(cm.get("binaryData") or {}),
+        obj_age(cm),
     ],
 )
 
@@ -272,7 +303,11 @@ SECRET_TABLE = TableConvertor(
 )
 
 SERVICEACCOUNT_TABLE = TableConvertor(
-    columns=[name_column(), column("Secrets", "string", _D["ServiceAccount.secrets"]), age_column()],
+    columns=[
+        name_column(),
+        column("Secrets", "string", _D["ServiceAccount.secrets"]),
+        age_column(),
+    ],
     row=lambda sa: [obj_name(sa), len(sa.get("secrets") or []), obj_age(sa)],
 )
 
@@ -304,7 +339,9 @@ def service_external_ip(svc: dict, wide: bool = True) -> str:
     if stype in ("ClusterIP", "NodePort"):
         return ",".join(external_ips) if external_ips else "<none>"
     if stype == "LoadBalancer":
-        lb = _load_balancer_status_string(((svc.get("status") or {}).get("loadBalancer") or {}), wide)
+        lb = _load_balancer_status_string(
+            ((svc.get("status") or {}).get("loadBalancer") or {}), wide
+        )
         if external_ips:
             results = lb.split(",") if lb else []
             return ",".join(results + list(external_ips))
@@ -314,7 +351,7 @@ def service_external_ip(svc: dict, wide: bool = True) -> str:
     return "<unknown>"
 
 
-def service_port_string(ports: Optional[list]) -> str:
+def service_port_string(ports: list | None) -> str:
     """Upstream C{makePortString}: C{80/TCP,443:30443/TCP}."""
     pieces = []
     for port in ports or []:
@@ -397,7 +434,9 @@ def format_endpoints(ep: dict) -> str:
                 if len(listed) == limit:
                     more = True
                     break
-                listed.append(_join_host_port((address or {}).get("ip") or "", (port or {}).get("port") or 0))
+                listed.append(
+                    _join_host_port((address or {}).get("ip") or "", (port or {}).get("port") or 0)
+                )
     text = ",".join(listed)
     if more:
         return f"{text} + {count - limit} more..."
@@ -424,7 +463,11 @@ def _event_source(event: dict) -> str:
 
 def _event_row(event: dict) -> list:
     """Upstream C{printEvent} (wide)."""
-    first = age(event.get("firstTimestamp")) if event.get("firstTimestamp") else age(event.get("eventTime"))
+    first = (
+        age(event.get("firstTimestamp"))
+        if event.get("firstTimestamp")
+        else age(event.get("eventTime"))
+    )
     last = age(event.get("lastTimestamp")) if event.get("lastTimestamp") else first
     count = event.get("count") or 0
     series = event.get("series")

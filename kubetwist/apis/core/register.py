@@ -21,7 +21,7 @@ from kubetwist.apis.core.serviceaccounts import SERVICEACCOUNT_STRATEGY
 from kubetwist.apis.core.services import SERVICE_STATUS_STRATEGY, SERVICE_STRATEGY
 from kubetwist.registry.rest import ResourceSpec, Strategy
 
-__all__ = ["GROUP", "VERSION", "RESOURCES", "STRATEGIES"]
+__all__ = ["GROUP", "RESOURCES", "STRATEGIES", "VERSION"]
 
 GROUP = ""
 VERSION = "v1"
@@ -35,13 +35,25 @@ RESOURCES: list[ResourceSpec] = [
     _r("configmaps", "ConfigMap", "configmap", short_names=["cm"]),
     _r("endpoints", "Endpoints", "endpoints", short_names=["ep"]),
     _r("events", "Event", "event", short_names=["ev"]),
-    _r("namespaces", "Namespace", "namespace", namespaced=False, short_names=["ns"],
-       subresources=["finalize", "status"]),
+    _r(
+        "namespaces",
+        "Namespace",
+        "namespace",
+        namespaced=False,
+        short_names=["ns"],
+        subresources=["finalize", "status"],
+    ),
     _r("pods", "Pod", "pod", short_names=["po"], categories=["all"], subresources=["status"]),
     _r("secrets", "Secret", "secret"),
     _r("serviceaccounts", "ServiceAccount", "serviceaccount", short_names=["sa"]),
-    _r("services", "Service", "service", short_names=["svc"], categories=["all"],
-       subresources=["status"]),
+    _r(
+        "services",
+        "Service",
+        "service",
+        short_names=["svc"],
+        categories=["all"],
+        subresources=["status"],
+    ),
 ]
 
 STRATEGIES: dict[str, Strategy] = {

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Optional
 
 from kubetwist.apimachinery.field import FieldError, Path, forbidden, invalid, required, too_long
 from kubetwist.apimachinery.validation import (
@@ -27,12 +26,12 @@ from kubetwist.apis.core.printers import SECRET_TABLE
 from kubetwist.registry.rest import Strategy
 
 __all__ = [
+    "SECRET_STRATEGY",
     "default_secret",
     "prepare_secret_for_update",
+    "secret_field_attrs",
     "validate_secret",
     "validate_secret_update",
-    "secret_field_attrs",
-    "SECRET_STRATEGY",
 ]
 
 _IMMUTABLE_DETAIL = "field is immutable when `immutable` is set"
@@ -71,7 +70,7 @@ def prepare_secret_for_update(new: dict, old: dict) -> None:
         new["type"] = old.get("type") or ""
 
 
-def _go_json_error(raw: bytes) -> Optional[str]:
+def _go_json_error(raw: bytes) -> str | None:
     """
     Whether C{raw} unmarshals into a Go C{map[string]interface{}}; the Go error text if not
     (the common cases of C{encoding/json}'s messages).
@@ -159,7 +158,9 @@ def validate_secret_update(new: dict, old: dict) -> list[FieldError]:
     errs = validate_object_meta_update(
         new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata")
     )
-    errs.extend(validate_immutable_field(new.get("type") or "", old.get("type") or "", Path("type")))
+    errs.extend(
+        validate_immutable_field(new.get("type") or "", old.get("type") or "", Path("type"))
+    )
     if old.get("immutable") is True:
         if new.get("immutable") is not True:
             errs.append(forbidden(Path("immutable"), _IMMUTABLE_DETAIL))

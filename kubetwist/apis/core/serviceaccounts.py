@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.apis.test_core_serviceaccounts -*-
+# -*- test-case-name: tests.apis.test_core_events -*-
 """
 ServiceAccounts: upstream C{pkg/apis/core/validation} (C{ValidateServiceAccount*}) and
 C{pkg/registry/core/serviceaccount/strategy.go} (secret references cut down to their names).
@@ -13,10 +13,10 @@ from kubetwist.apis.core.printers import SERVICEACCOUNT_TABLE
 from kubetwist.registry.rest import Strategy
 
 __all__ = [
+    "SERVICEACCOUNT_STRATEGY",
     "clean_secret_references",
     "validate_service_account",
     "validate_service_account_update",
-    "SERVICEACCOUNT_STRATEGY",
 ]
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import copy
 import ipaddress
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from kubetwist.apimachinery.field import (
     FieldError,
@@ -53,24 +54,24 @@ from kubetwist.apis.core.printers import SERVICE_TABLE
 from kubetwist.registry.rest import Strategy
 
 __all__ = [
+    "SERVICE_STATUS_STRATEGY",
+    "SERVICE_STRATEGY",
     "default_service",
+    "default_service_on_read",
+    "default_service_registry_fields",
+    "drop_type_dependent_fields",
     "externally_accessible",
+    "init_ip_family_fields",
     "needs_health_check",
     "normalize_cluster_ips",
     "patch_allocated_values",
-    "drop_type_dependent_fields",
-    "init_ip_family_fields",
-    "default_service_registry_fields",
-    "default_service_on_read",
     "prepare_service_for_create",
     "prepare_service_for_update",
-    "validate_service",
-    "validate_service_update",
-    "validate_service_status_update",
-    "validate_service_cluster_ips_related_fields",
     "service_warnings",
-    "SERVICE_STRATEGY",
-    "SERVICE_STATUS_STRATEGY",
+    "validate_service",
+    "validate_service_cluster_ips_related_fields",
+    "validate_service_status_update",
+    "validate_service_update",
 ]
 
 CLUSTER_IP = "ClusterIP"
@@ -96,12 +97,23 @@ ANNOTATION_LB_SOURCE_RANGES = "service.beta.kubernetes.io/load-balancer-source-r
 
 # ServiceSpec / ServicePort fields tagged omitempty whose zero value never reaches the wire.
 _SPEC_OMIT_ZERO = {
-    "clusterIP": "", "type": "", "externalName": "", "loadBalancerIP": "",
-    "sessionAffinity": "", "externalTrafficPolicy": "", "healthCheckNodePort": 0,
+    "clusterIP": "",
+    "type": "",
+    "externalName": "",
+    "loadBalancerIP": "",
+    "sessionAffinity": "",
+    "externalTrafficPolicy": "",
+    "healthCheckNodePort": 0,
     "publishNotReadyAddresses": False,
 }
-_SPEC_OMIT_EMPTY = ("ports", "selector", "clusterIPs", "externalIPs", "ipFamilies",
-                    "loadBalancerSourceRanges")
+_SPEC_OMIT_EMPTY = (
+    "ports",
+    "selector",
+    "clusterIPs",
+    "externalIPs",
+    "ipFamilies",
+    "loadBalancerSourceRanges",
+)
 _PORT_OMIT_ZERO = {"name": "", "protocol": "", "nodePort": 0}
 
 
@@ -150,7 +162,9 @@ def _requests_only_local_traffic(svc: dict) -> bool:
 
 def needs_health_check(svc: dict) -> bool:
     """Upstream C{NeedsHealthCheck}: a LoadBalancer with C{externalTrafficPolicy: Local}."""
-    return (svc.get("spec") or {}).get("type") == LOAD_BALANCER and _requests_only_local_traffic(svc)
+    return (svc.get("spec") or {}).get("type") == LOAD_BALANCER and _requests_only_local_traffic(
+        svc
+    )
 
 
 def default_service(svc: dict) -> None:
@@ -188,7 +202,9 @@ def default_service(svc: dict) -> None:
     if externally_accessible(svc) and not spec.get("externalTrafficPolicy"):
         spec["externalTrafficPolicy"] = "Cluster"
     if spec.get("internalTrafficPolicy") is None and spec["type"] in (
-        NODE_PORT, LOAD_BALANCER, CLUSTER_IP
+        NODE_PORT,
+        LOAD_BALANCER,
+        CLUSTER_IP,
     ):
         spec["internalTrafficPolicy"] = "Cluster"
     if spec["type"] == LOAD_BALANCER:
@@ -242,12 +258,13 @@ def _needs_hc_node_port(svc: dict) -> bool:
 
 def _node_ports(svc: dict) -> set:
     return {
-        p.get("nodePort") for p in (svc.get("spec") or {}).get("ports") or []
+        p.get("nodePort")
+        for p in (svc.get("spec") or {}).get("ports") or []
         if isinstance(p, dict) and p.get("nodePort")
     }
 
 
-def normalize_cluster_ips(new: dict, old: Optional[dict] = None) -> None:
+def normalize_cluster_ips(new: dict, old: dict | None = None) -> None:
     """
     Upstream C{NormalizeClusterIPs}: keep C{clusterIP} and C{clusterIPs} in step.  On create, a
     C{clusterIP} alone becomes C{clusterIPs: [clusterIP]}.  On update, C{clusterIPs} dropped by
@@ -325,8 +342,9 @@ def drop_type_dependent_fields(new: dict, old: dict) -> None:
         if (ospec.get("healthCheckNodePort") or 0) == (spec.get("healthCheckNodePort") or 0):
             spec.pop("healthCheckNodePort", None)
     if ospec.get("type") == LOAD_BALANCER and spec.get("type") != LOAD_BALANCER:
-        new_alloc, old_alloc = spec.get("allocateLoadBalancerNodePorts"), ospec.get(
-            "allocateLoadBalancerNodePorts"
+        new_alloc, old_alloc = (
+            spec.get("allocateLoadBalancerNodePorts"),
+            ospec.get("allocateLoadBalancerNodePorts"),
         )
         if new_alloc is not None and old_alloc is not None and new_alloc == old_alloc:
             spec.pop("allocateLoadBalancerNodePorts", None)
@@ -349,7 +367,7 @@ def _family_of(ip: str) -> str:
     return "IPv4"
 
 
-def _is_matching_prefer_dual_stack(new: dict, old: Optional[dict]) -> bool:
+def _is_matching_prefer_dual_stack(new: dict, old: dict | None) -> bool:
     if old is None:
         return False
     spec, ospec = new.get("spec") or {}, old.get("spec") or {}
@@ -365,7 +383,7 @@ def _is_matching_prefer_dual_stack(new: dict, old: Optional[dict]) -> bool:
 
 
 def init_ip_family_fields(
-    svc: dict, old: Optional[dict] = None, families: Sequence[str] = ("IPv4",)
+    svc: dict, old: dict | None = None, families: Sequence[str] = ("IPv4",)
 ) -> list[FieldError]:
     """
     Upstream C{initIPFamilyFields}: default C{ipFamilyPolicy} (the old one on update,
@@ -403,35 +421,56 @@ def init_ip_family_fields(
                 spec["ipFamilies"] = spec["ipFamilies"][:1]
         else:
             ospec = old.get("spec") or {}
-            if spec.get("clusterIPs") and len(spec["clusterIPs"]) < len(ospec.get("clusterIPs") or []):
-                errs.append(invalid(
-                    policy_path, policy, "must be 'SingleStack' to release the secondary cluster IP"
-                ))
-            if spec.get("ipFamilies") and len(spec["ipFamilies"]) < len(ospec.get("ipFamilies") or []):
-                errs.append(invalid(
-                    policy_path, policy, "must be 'SingleStack' to release the secondary IP family"
-                ))
+            if spec.get("clusterIPs") and len(spec["clusterIPs"]) < len(
+                ospec.get("clusterIPs") or []
+            ):
+                errs.append(
+                    invalid(
+                        policy_path,
+                        policy,
+                        "must be 'SingleStack' to release the secondary cluster IP",
+                    )
+                )
+            if spec.get("ipFamilies") and len(spec["ipFamilies"]) < len(
+                ospec.get("ipFamilies") or []
+            ):
+                errs.append(
+                    invalid(
+                        policy_path,
+                        policy,
+                        "must be 'SingleStack' to release the secondary IP family",
+                    )
+                )
     if policy == "SingleStack":
         if len(spec.get("clusterIPs") or []) == 2:
-            errs.append(invalid(
-                policy_path, policy,
-                "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified",
-            ))
+            errs.append(
+                invalid(
+                    policy_path,
+                    policy,
+                    "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified",
+                )
+            )
         if len(spec.get("ipFamilies") or []) == 2:
-            errs.append(invalid(
-                policy_path, policy,
-                "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified",
-            ))
+            errs.append(
+                invalid(
+                    policy_path,
+                    policy,
+                    "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified",
+                )
+            )
     for i, ip in enumerate(spec.get("clusterIPs") or []):
         if ip == CLUSTER_IP_NONE:
             break
         family = _family_of(ip)
         if i >= len(spec.get("ipFamilies") or []):
             if family not in families:
-                errs.append(invalid_go(
-                    Path("spec", "clusterIPs").index(i), go_string_slice(spec["clusterIPs"]),
-                    f"{family} is not configured on this cluster",
-                ))
+                errs.append(
+                    invalid_go(
+                        Path("spec", "clusterIPs").index(i),
+                        go_string_slice(spec["clusterIPs"]),
+                        f"{family} is not configured on this cluster",
+                    )
+                )
             else:
                 spec.setdefault("ipFamilies", []).append(family)
     if errs:
@@ -443,12 +482,16 @@ def init_ip_family_fields(
             spec["ipFamilies"].append("IPv6" if spec["ipFamilies"][0] == "IPv4" else "IPv4")
         return []
     if policy == "RequireDualStack" and len(families) < 2:
-        errs.append(invalid(policy_path, policy, "this cluster is not configured for dual-stack services"))
+        errs.append(
+            invalid(policy_path, policy, "this cluster is not configured for dual-stack services")
+        )
     for i, family in enumerate(spec.get("ipFamilies") or []):
         if family not in families:
-            errs.append(invalid(
-                Path("spec", "ipFamilies").index(i), family, "not configured on this cluster"
-            ))
+            errs.append(
+                invalid(
+                    Path("spec", "ipFamilies").index(i), family, "not configured on this cluster"
+                )
+            )
     if errs:
         return errs
     if not spec.get("ipFamilies"):
@@ -459,7 +502,7 @@ def init_ip_family_fields(
 
 
 def default_service_registry_fields(
-    svc: dict, old: Optional[dict] = None, families: Sequence[str] = ("IPv4",)
+    svc: dict, old: dict | None = None, families: Sequence[str] = ("IPv4",)
 ) -> list[FieldError]:
     """
     What the service registry does before allocating (upstream C{beginCreate} /
@@ -546,7 +589,7 @@ def _go_service_port(port: dict) -> str:
     """C{%#v} of the C{core.ServicePort{Protocol, Port}} key of a duplicate-port error."""
     return (
         f'core.ServicePort{{Name:"", Protocol:{go_quote(port.get("protocol") or "")}, '
-        f'AppProtocol:(*string)(nil), Port:{port.get("port") or 0}, '
+        f"AppProtocol:(*string)(nil), Port:{port.get('port') or 0}, "
         'TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}'
     )
 
@@ -573,7 +616,9 @@ def _validate_service_port(
     elif protocol not in SUPPORTED_PORT_PROTOCOLS:
         errs.append(not_supported(path.child("protocol"), protocol, SUPPORTED_PORT_PROTOCOLS))
     target = port.get("targetPort")
-    errs.extend(validate_port_num_or_name(0 if target is None else target, path.child("targetPort")))
+    errs.extend(
+        validate_port_num_or_name(0 if target is None else target, path.child("targetPort"))
+    )
     if port.get("appProtocol") is not None:
         errs.extend(validate_qualified_name(port["appProtocol"], path.child("appProtocol")))
     return errs
@@ -600,7 +645,9 @@ def validate_service_cluster_ips_related_fields(svc: dict) -> list[FieldError]:
         elif cluster_ips[0] != cluster_ip:
             errs.append(invalid_go(ips_path, printed_ips, "first value must match `clusterIP`"))
     elif cluster_ips:
-        errs.append(invalid_go(ips_path, printed_ips, "must be empty when `clusterIP` is not specified"))
+        errs.append(
+            invalid_go(ips_path, printed_ips, "must be empty when `clusterIP` is not specified")
+        )
     seen: set = set()
     for i, family in enumerate(spec.get("ipFamilies") or []):
         if family not in SUPPORTED_IP_FAMILIES:
@@ -610,13 +657,17 @@ def validate_service_cluster_ips_related_fields(svc: dict) -> list[FieldError]:
         seen.add(family)
     policy = spec.get("ipFamilyPolicy")
     if policy is not None and policy not in SUPPORTED_IP_FAMILY_POLICIES:
-        errs.append(not_supported(Path("spec", "ipFamilyPolicy"), policy, SUPPORTED_IP_FAMILY_POLICIES))
+        errs.append(
+            not_supported(Path("spec", "ipFamilyPolicy"), policy, SUPPORTED_IP_FAMILY_POLICIES)
+        )
     has_invalid = False
     for i, ip in enumerate(cluster_ips):
         if i == 0 and ip == CLUSTER_IP_NONE:
             if len(cluster_ips) > 1:
                 has_invalid = True
-                errs.append(invalid_go(ips_path, printed_ips, "'None' must be the first and only value"))
+                errs.append(
+                    invalid_go(ips_path, printed_ips, "'None' must be the first and only value")
+                )
             continue
         ip_errs = validate_ip(ips_path.index(i), ip)
         has_invalid = has_invalid or bool(ip_errs)
@@ -627,7 +678,11 @@ def validate_service_cluster_ips_related_fields(svc: dict) -> list[FieldError]:
         return errs
     if len(cluster_ips) > 1:
         if {_family_of(ip) for ip in cluster_ips} != {"IPv4", "IPv6"}:
-            errs.append(invalid_go(ips_path, printed_ips, "may specify no more than one IP for each IP family"))
+            errs.append(
+                invalid_go(
+                    ips_path, printed_ips, "may specify no more than one IP for each IP family"
+                )
+            )
     families = spec.get("ipFamilies") or []
     if not _is_headless(spec) and cluster_ips and families:
         for i, ip in enumerate(cluster_ips):
@@ -635,13 +690,21 @@ def validate_service_cluster_ips_related_fields(svc: dict) -> list[FieldError]:
                 break
             is_v6 = _family_of(ip) == "IPv6"
             if families[i] == "IPv4" and is_v6:
-                errs.append(invalid(
-                    ips_path.index(i), ip, f"expected an IPv4 value as indicated by `ipFamilies[{i}]`"
-                ))
+                errs.append(
+                    invalid(
+                        ips_path.index(i),
+                        ip,
+                        f"expected an IPv4 value as indicated by `ipFamilies[{i}]`",
+                    )
+                )
             if families[i] == "IPv6" and not is_v6:
-                errs.append(invalid(
-                    ips_path.index(i), ip, f"expected an IPv6 value as indicated by `ipFamilies[{i}]`"
-                ))
+                errs.append(
+                    invalid(
+                        ips_path.index(i),
+                        ip,
+                        f"expected an IPv6 value as indicated by `ipFamilies[{i}]`",
+                    )
+                )
     return errs
 
 
@@ -656,10 +719,13 @@ def _validate_client_ip_affinity_config(config: Any, path: Path) -> list[FieldEr
     if timeout is None:
         return [required(path.child("clientIP").child("timeoutSeconds"), detail)]
     if timeout <= 0 or timeout > MAX_CLIENT_IP_AFFINITY_SECONDS:
-        return [invalid(
-            path.child("clientIP").child("timeoutSeconds"), timeout,
-            f"must be greater than 0 and less than {MAX_CLIENT_IP_AFFINITY_SECONDS}",
-        )]
+        return [
+            invalid(
+                path.child("clientIP").child("timeoutSeconds"),
+                timeout,
+                f"must be greater than 0 and less than {MAX_CLIENT_IP_AFFINITY_SECONDS}",
+            )
+        ]
     return []
 
 
@@ -670,24 +736,32 @@ def _validate_external_traffic_policy(svc: dict) -> list[FieldError]:
     policy = spec.get("externalTrafficPolicy") or ""
     if not externally_accessible(svc):
         if policy:
-            errs.append(invalid(
-                Path("spec", "externalTrafficPolicy"), policy,
-                "may only be set for externally-accessible services",
-            ))
+            errs.append(
+                invalid(
+                    Path("spec", "externalTrafficPolicy"),
+                    policy,
+                    "may only be set for externally-accessible services",
+                )
+            )
     elif not policy:
         errs.append(required(Path("spec", "externalTrafficPolicy")))
     elif policy not in SUPPORTED_EXTERNAL_TRAFFIC_POLICY:
-        errs.append(not_supported(
-            Path("spec", "externalTrafficPolicy"), policy, SUPPORTED_EXTERNAL_TRAFFIC_POLICY
-        ))
+        errs.append(
+            not_supported(
+                Path("spec", "externalTrafficPolicy"), policy, SUPPORTED_EXTERNAL_TRAFFIC_POLICY
+            )
+        )
     hc_port = spec.get("healthCheckNodePort") or 0
     hc_path = Path("spec", "healthCheckNodePort")
     if not needs_health_check(svc):
         if hc_port:
-            errs.append(invalid(
-                hc_path, hc_port,
-                "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
-            ))
+            errs.append(
+                invalid(
+                    hc_path,
+                    hc_port,
+                    "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
+                )
+            )
     elif not hc_port:
         errs.append(required(hc_path))
     else:
@@ -695,7 +769,7 @@ def _validate_external_traffic_policy(svc: dict) -> list[FieldError]:
     return errs
 
 
-def _validate_load_balancer_class(new: dict, old: Optional[dict]) -> list[FieldError]:
+def _validate_load_balancer_class(new: dict, old: dict | None) -> list[FieldError]:
     """Upstream C{validateLoadBalancerClassField}."""
     spec = new.get("spec") or {}
     errs: list[FieldError] = []
@@ -730,11 +804,13 @@ def validate_service(svc: dict) -> list[FieldError]:
     annotations = meta.get("annotations") or {}
     if ANNOTATION_TOPOLOGY_MODE in annotations and ANNOTATION_TOPOLOGY_AWARE_HINTS in annotations:
         if annotations[ANNOTATION_TOPOLOGY_MODE] != annotations[ANNOTATION_TOPOLOGY_AWARE_HINTS]:
-            errs.append(invalid(
-                meta_path.child("annotations").key(ANNOTATION_TOPOLOGY_MODE),
-                annotations[ANNOTATION_TOPOLOGY_MODE],
-                f"must match annotations[{ANNOTATION_TOPOLOGY_AWARE_HINTS}] when both are specified",
-            ))
+            errs.append(
+                invalid(
+                    meta_path.child("annotations").key(ANNOTATION_TOPOLOGY_MODE),
+                    annotations[ANNOTATION_TOPOLOGY_MODE],
+                    f"must match annotations[{ANNOTATION_TOPOLOGY_AWARE_HINTS}] when both are specified",
+                )
+            )
 
     spec = svc.get("spec") or {}
     spec_path = Path("spec")
@@ -747,33 +823,47 @@ def validate_service(svc: dict) -> list[FieldError]:
     if stype == LOAD_BALANCER:
         for i, port in enumerate(ports):
             if port.get("port") == KUBELET_PORT:
-                errs.append(invalid(
-                    ports_path.index(i), KUBELET_PORT,
-                    f"may not expose port {KUBELET_PORT} externally since it is used by kubelet",
-                ))
+                errs.append(
+                    invalid(
+                        ports_path.index(i),
+                        KUBELET_PORT,
+                        f"may not expose port {KUBELET_PORT} externally since it is used by kubelet",
+                    )
+                )
         if headless:
-            errs.append(invalid(
-                spec_path.child("clusterIPs").index(0), CLUSTER_IP_NONE,
-                "may not be set to 'None' for LoadBalancer services",
-            ))
+            errs.append(
+                invalid(
+                    spec_path.child("clusterIPs").index(0),
+                    CLUSTER_IP_NONE,
+                    "may not be set to 'None' for LoadBalancer services",
+                )
+            )
     elif stype == NODE_PORT:
         if headless:
-            errs.append(invalid(
-                spec_path.child("clusterIPs").index(0), CLUSTER_IP_NONE,
-                "may not be set to 'None' for NodePort services",
-            ))
+            errs.append(
+                invalid(
+                    spec_path.child("clusterIPs").index(0),
+                    CLUSTER_IP_NONE,
+                    "may not be set to 'None' for NodePort services",
+                )
+            )
     elif stype == EXTERNAL_NAME:
         if spec.get("clusterIPs"):
-            errs.append(forbidden(spec_path.child("clusterIPs"), "may not be set for ExternalName services"))
+            errs.append(
+                forbidden(spec_path.child("clusterIPs"), "may not be set for ExternalName services")
+            )
         if spec.get("ipFamilies"):
-            errs.append(forbidden(spec_path.child("ipFamilies"), "may not be set for ExternalName services"))
+            errs.append(
+                forbidden(spec_path.child("ipFamilies"), "may not be set for ExternalName services")
+            )
         if spec.get("ipFamilyPolicy") is not None:
-            errs.append(forbidden(
-                spec_path.child("ipFamilyPolicy"), "may not be set for ExternalName services"
-            ))
+            errs.append(
+                forbidden(
+                    spec_path.child("ipFamilyPolicy"), "may not be set for ExternalName services"
+                )
+            )
         cname = spec.get("externalName") or ""
-        if cname.endswith("."):
-            cname = cname[:-1]
+        cname = cname.removesuffix(".")
         if cname:
             errs.extend(validate_dns1123_subdomain(cname, spec_path.child("externalName")))
         else:
@@ -790,15 +880,22 @@ def validate_service(svc: dict) -> list[FieldError]:
     if not affinity:
         errs.append(required(spec_path.child("sessionAffinity")))
     elif affinity not in SUPPORTED_SESSION_AFFINITY:
-        errs.append(not_supported(spec_path.child("sessionAffinity"), affinity, SUPPORTED_SESSION_AFFINITY))
+        errs.append(
+            not_supported(spec_path.child("sessionAffinity"), affinity, SUPPORTED_SESSION_AFFINITY)
+        )
     if affinity == "ClientIP":
-        errs.extend(_validate_client_ip_affinity_config(
-            spec.get("sessionAffinityConfig"), spec_path.child("sessionAffinityConfig")
-        ))
+        errs.extend(
+            _validate_client_ip_affinity_config(
+                spec.get("sessionAffinityConfig"), spec_path.child("sessionAffinityConfig")
+            )
+        )
     elif affinity == "None" and spec.get("sessionAffinityConfig") is not None:
-        errs.append(forbidden(
-            spec_path.child("sessionAffinityConfig"), "must not be set when session affinity is None"
-        ))
+        errs.append(
+            forbidden(
+                spec_path.child("sessionAffinityConfig"),
+                "must not be set when session affinity is None",
+            )
+        )
 
     errs.extend(validate_service_cluster_ips_related_fields(svc))
 
@@ -815,9 +912,12 @@ def validate_service(svc: dict) -> list[FieldError]:
     if stype == CLUSTER_IP:
         for i, port in enumerate(ports):
             if port.get("nodePort"):
-                errs.append(forbidden(
-                    ports_path.index(i).child("nodePort"), "may not be used when `type` is 'ClusterIP'"
-                ))
+                errs.append(
+                    forbidden(
+                        ports_path.index(i).child("nodePort"),
+                        "may not be used when `type` is 'ClusterIP'",
+                    )
+                )
 
     seen_node_ports: set = set()
     for i, port in enumerate(ports):
@@ -853,10 +953,12 @@ def validate_service(svc: dict) -> list[FieldError]:
                 errs.extend(validate_cidr(ann_path, cidr.strip()))
 
     if spec.get("allocateLoadBalancerNodePorts") is not None and stype != LOAD_BALANCER:
-        errs.append(forbidden(
-            spec_path.child("allocateLoadBalancerNodePorts"),
-            "may only be used when `type` is 'LoadBalancer'",
-        ))
+        errs.append(
+            forbidden(
+                spec_path.child("allocateLoadBalancerNodePorts"),
+                "may only be used when `type` is 'LoadBalancer'",
+            )
+        )
     if stype == LOAD_BALANCER and spec.get("allocateLoadBalancerNodePorts") is None:
         errs.append(required(Path("allocateLoadBalancerNodePorts")))
 
@@ -868,13 +970,17 @@ def validate_service(svc: dict) -> list[FieldError]:
         if stype in (NODE_PORT, LOAD_BALANCER, CLUSTER_IP):
             errs.append(required(spec_path.child("internalTrafficPolicy")))
     elif itp not in SUPPORTED_INTERNAL_TRAFFIC_POLICY:
-        errs.append(not_supported(
-            spec_path.child("internalTrafficPolicy"), itp, SUPPORTED_INTERNAL_TRAFFIC_POLICY
-        ))
+        errs.append(
+            not_supported(
+                spec_path.child("internalTrafficPolicy"), itp, SUPPORTED_INTERNAL_TRAFFIC_POLICY
+            )
+        )
 
     distribution = spec.get("trafficDistribution")
     if distribution is not None and distribution != "PreferClose":
-        errs.append(not_supported(spec_path.child("trafficDistribution"), distribution, ["PreferClose"]))
+        errs.append(
+            not_supported(spec_path.child("trafficDistribution"), distribution, ["PreferClose"])
+        )
     return errs
 
 
@@ -899,9 +1005,11 @@ def _validate_upgrade_downgrade_cluster_ips(old: dict, new: dict) -> list[FieldE
         if old_ips and new_ips and new_ips[0] != old_ips[0]:
             errs.append(invalid_go(path.index(0), printed, "may not change once set"))
         if len(new_ips) == 1 and spec.get("ipFamilyPolicy") != "SingleStack":
-            errs.append(_invalid_policy(
-                spec, "must be set to 'SingleStack' when releasing the secondary clusterIP"
-            ))
+            errs.append(
+                _invalid_policy(
+                    spec, "must be set to 'SingleStack' when releasing the secondary clusterIP"
+                )
+            )
     elif old_ips and new_ips[0] != old_ips[0]:
         errs.append(invalid_go(path.index(0), printed, "may not change once set"))
     return errs
@@ -937,9 +1045,11 @@ def _validate_upgrade_downgrade_ip_families(old: dict, new: dict) -> list[FieldE
         if new_f and new_f[0] != old_f[0]:
             errs.append(invalid_go(path0, printed_ips, "may not change once set"))
         if len(new_f) == 1 and spec.get("ipFamilyPolicy") != "SingleStack":
-            errs.append(_invalid_policy(
-                spec, "must be set to 'SingleStack' when releasing the secondary ipFamily"
-            ))
+            errs.append(
+                _invalid_policy(
+                    spec, "must be set to 'SingleStack' when releasing the secondary ipFamily"
+                )
+            )
     elif old_f and new_f and new_f[0] != old_f[0]:
         errs.append(invalid_go(path0, printed_ips, "may not change once set"))
     return errs
@@ -998,9 +1108,15 @@ def validate_service_status_update(new: dict, old: dict) -> list[FieldError]:
             errs.append(not_supported(idx.child("ipMode"), mode, SUPPORTED_LB_IP_MODES))
         hostname = ingress.get("hostname") or ""
         if hostname:
-            errs.extend(invalid(idx.child("hostname"), hostname, m) for m in is_dns1123_subdomain(hostname))
+            errs.extend(
+                invalid(idx.child("hostname"), hostname, m) for m in is_dns1123_subdomain(hostname)
+            )
             if parse_ip(hostname) is not None:
-                errs.append(invalid(idx.child("hostname"), hostname, "must be a DNS name, not an IP address"))
+                errs.append(
+                    invalid(
+                        idx.child("hostname"), hostname, "must be a DNS name, not an IP address"
+                    )
+                )
     return errs
 
 

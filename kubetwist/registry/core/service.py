@@ -88,9 +88,15 @@ class ServiceAllocations:
                 got.append(port)
         return got
 
+    def _registry_defaults(self, svc: dict, old: Optional[dict]) -> None:
+        if self.registry_defaults is None:
+            return
+        errs = self.registry_defaults(svc, old, (self.ips.family,))
+        if errs:
+            raise self._invalid(svc, errs)
+
     async def before_create(self, svc: dict, dry_run: bool) -> None:
-        if self.registry_defaults is not None:
-            self.registry_defaults(svc)
+        self._registry_defaults(svc, None)
         await self._allocate_ip(svc, dry_run)
         try:
             await self._allocate_node_ports(svc, dry_run)
@@ -100,6 +106,7 @@ class ServiceAllocations:
             raise
 
     async def before_update(self, new: dict, old: dict, dry_run: bool) -> None:
+        self._registry_defaults(new, old)
         spec = new.setdefault("spec", {})
         old_spec = old.get("spec") or {}
         if not spec.get("clusterIP") and old_spec.get("clusterIP") and _needs_cluster_ip(spec):
@@ -107,8 +114,6 @@ class ServiceAllocations:
             spec["clusterIPs"] = list(old_spec.get("clusterIPs") or [old_spec["clusterIP"]])
         if not spec.get("clusterIP") and _needs_cluster_ip(spec):
             await self._allocate_ip(new, dry_run)
-        if self.registry_defaults is not None:
-            self.registry_defaults(new)
         await self._allocate_node_ports(new, dry_run, old)
         if not dry_run:
             kept = {p.get("nodePort") for p in spec.get("ports") or [] if p.get("nodePort")}

@@ -274,6 +274,7 @@ class Store:
             raise errors.new_invalid(
                 self.spec.group, self.spec.kind, meta.get("name", ""), errs
             )
+        self.strategy.canonicalize(obj)
 
     async def create(
         self,
@@ -290,9 +291,17 @@ class Store:
         """
         obj = self._typed(obj)
         await admission.mutate("CREATE", obj, None)
-        self._before_create(namespace, obj)
+        self._name_errors(obj)
+        # upstream BeginCreate (allocations) runs before BeforeCreate (prepare, validate)
         for hook in self.before_create:
             await hook(obj, dry_run)
+        try:
+            self._before_create(namespace, obj)
+        except Exception:
+            if not dry_run:
+                for hook in self.after_delete:
+                    await _maybe_await(hook(obj))
+            raise
         await admission.validate("CREATE", obj, None)
         name = obj["metadata"]["name"]
         if dry_run:
@@ -350,6 +359,8 @@ class Store:
                 await admission.validate("CREATE", new, None)
                 return new
             created = False
+            if self.decorator is not None:
+                self.decorator(current)
             old = current
             new = self._typed(await transform(copy.deepcopy(current)))
             if not isinstance(new.get("metadata"), dict):
@@ -384,9 +395,9 @@ class Store:
                 )
             await admission.mutate("UPDATE", new, old)
             new_meta = new.setdefault("metadata", {})
-            self._before_update(new, old)
             for hook in self.before_update:
                 await hook(new, old, dry_run)
+            self._before_update(new, old)
             await admission.validate("UPDATE", new, old)
             new["metadata"]["resourceVersion"] = old_meta.get("resourceVersion", "")
             return new
@@ -441,6 +452,7 @@ class Store:
         errs = self.strategy.validate_update(new, old)
         if errs:
             raise errors.new_invalid(self.spec.group, self.spec.kind, new_meta.get("name", ""), errs)
+        self.strategy.canonicalize(new)
 
     async def _get_or_none(self, key: str) -> Optional[dict]:
         try:

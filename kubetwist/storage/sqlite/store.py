@@ -25,6 +25,7 @@ import sqlite3
 from typing import Any, Callable, Optional
 
 from twisted.internet.defer import Deferred
+from twisted.internet.defer import maybeDeferred
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
@@ -120,12 +121,15 @@ class SQLiteStorage(KVStorageBase):
     @param reactor: the reactor results are delivered on (C{IReactorFromThreads}).
     @param path: the database file (C{":memory:"} works for one store instance).
     @param prefix: prepended to caller keys (upstream C{--etcd-prefix}).
+    @param threadpool: the pool SQLite runs on (default: a dedicated one-thread pool); a pool
+        with C{synchronous = True} runs each call inline (unit tests on a fake reactor).
     @ivar compact_revision: revisions below it may be gone (0: never compacted).
     """
 
     name = "sqlite"
 
-    def __init__(self, reactor: Any, path: str, prefix: str = "/registry") -> None:
+    def __init__(self, reactor: Any, path: str, prefix: str = "/registry",
+                 threadpool: Any = None) -> None:
         super().__init__(prefix)
         self._reactor = reactor
         self._path = path
@@ -134,11 +138,16 @@ class SQLiteStorage(KVStorageBase):
         self.compact_revision = 0
         self._watchers: set[_Watcher] = set()
         self._stopped = False
-        self._pool = ThreadPool(minthreads=1, maxthreads=1, name="kubetwist-sqlite")
-        self._pool.start()
-        self._shutdown_trigger = reactor.addSystemEventTrigger(
-            "during", "shutdown", self.stop
-        )
+        self._synchronous = bool(getattr(threadpool, "synchronous", False))
+        if threadpool is None:
+            threadpool = ThreadPool(minthreads=1, maxthreads=1, name="kubetwist-sqlite")
+            threadpool.start()
+        self._pool = threadpool
+        self._shutdown_trigger = None
+        if hasattr(reactor, "addSystemEventTrigger"):
+            self._shutdown_trigger = reactor.addSystemEventTrigger(
+                "during", "shutdown", self.stop
+            )
         #: fires with the compact revision once the database is open (calls may be made
         #: before: they queue behind the open on the store's thread)
         self.ready: Deferred = self._run(self._db_open)
@@ -148,6 +157,8 @@ class SQLiteStorage(KVStorageBase):
     def _run(self, f: Callable, *args: Any) -> Deferred:
         if self._stopped:
             return Deferred.fromCoroutine(_raise(UnreachableError(message="sqlite: store stopped")))
+        if self._synchronous:
+            return maybeDeferred(f, *args)
         return deferToThreadPool(self._reactor, self._pool, f, *args)
 
     def _set_compact_revision(self, revision: int) -> int:

@@ -1,0 +1,209 @@
+# -*- test-case-name: tests.server.test_openapi -*-
+"""
+OpenAPI publication: upstream C{k8s.io/kube-openapi/pkg/handler} (C{/openapi/v2}) and
+C{handler3} (C{/openapi/v3}: a root listing one document per group-version, each fetched at
+C{/openapi/v3/<apis/group/version>?hash=...}).
+
+This first cut describes every served path and operation with upstream's operation ids,
+C{x-kubernetes-action}, C{x-kubernetes-group-version-kind} and query parameters (which is
+what C{kubectl} reads to learn that the server validates fields itself), and an object schema
+per kind without properties.  Field schemas (for C{kubectl explain}) are separate work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Callable
+
+from kubetwist.endpoints.installer import APIGroupVersion
+from kubetwist.endpoints.responses import funnel, write_body
+from kubetwist.runtime import codec
+
+PROTOBUF_V2 = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+
+_COMMON_QUERY = {
+    "list": ["allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit",
+             "resourceVersion", "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds",
+             "watch"],
+    "create": ["dryRun", "fieldManager", "fieldValidation"],
+    "update": ["dryRun", "fieldManager", "fieldValidation"],
+    "patch": ["dryRun", "fieldManager", "fieldValidation", "force"],
+    "delete": ["dryRun", "gracePeriodSeconds", "ignoreStoreReadErrorWithClusterBreakingPotential",
+               "orphanDependents", "propagationPolicy"],
+    "deletecollection": ["continue", "dryRun", "fieldSelector", "gracePeriodSeconds",
+                         "labelSelector", "limit", "orphanDependents", "propagationPolicy",
+                         "resourceVersion", "resourceVersionMatch", "sendInitialEvents",
+                         "timeoutSeconds"],
+    "get": [],
+}
+
+_PATCH_TYPES = ["application/apply-patch+yaml", "application/json-patch+json",
+                "application/merge-patch+json"]
+
+
+def _camel(text: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in text.replace("-", ".").split(".") if p)
+
+
+def definition_name(group: str, version: str, kind: str) -> str:
+    """Upstream's definition names: C{io.k8s.api.apps.v1.Deployment} for built-in groups."""
+    if not group:
+        return f"io.k8s.api.core.{version}.{kind}"
+    short = group.split(".")[0] if group.endswith(".k8s.io") else group
+    if group in ("apiregistration.k8s.io",):
+        return f"io.k8s.kube-aggregator.pkg.apis.apiregistration.{version}.{kind}"
+    if group in ("apiextensions.k8s.io",):
+        return f"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{version}.{kind}"
+    return f"io.k8s.api.{short}.{version}.{kind}"
+
+
+def _operation(action: str, op_id: str, gvk: dict, query: list[str], ref: str,
+               body: bool = False, patch: bool = False) -> dict:
+    params = [{"name": q, "in": "query", "schema": {"type": "string"},
+               "uniqueItems": True} for q in query]
+    op: dict[str, Any] = {
+        "operationId": op_id,
+        "parameters": params,
+        "responses": {"200": {"description": "OK", "content": {
+            "application/json": {"schema": {"$ref": ref}},
+            "application/yaml": {"schema": {"$ref": ref}},
+        }}},
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": gvk,
+    }
+    if body:
+        media = _PATCH_TYPES if patch else ["*/*"]
+        op["requestBody"] = {"content": {m: {"schema": {"$ref": ref}} for m in media},
+                             "required": True}
+    return op
+
+
+def group_version_document(agv: APIGroupVersion, title_version: str) -> dict:
+    """The OpenAPI v3 document of one group-version."""
+    gv_camel = ("Core" if not agv.group else _camel(agv.group.replace(".k8s.io", ""))) + \
+        agv.version[:1].upper() + agv.version[1:]
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {}
+    for res in agv.resources.values():
+        s = res.spec
+        gvk = {"group": s.group, "version": s.version, "kind": s.kind}
+        name = definition_name(s.group, s.version, s.kind)
+        list_name = definition_name(s.group, s.version, s.list_kind)
+        ref = f"#/components/schemas/{name}"
+        list_ref = f"#/components/schemas/{list_name}"
+        schemas[name] = {"type": "object", "description": f"{s.kind} of {agv.group_version}",
+                         "x-kubernetes-group-version-kind": [gvk]}
+        schemas[list_name] = {"type": "object", "x-kubernetes-group-version-kind": [
+            {**gvk, "kind": s.list_kind}]}
+        ns_word = "Namespaced" if s.namespaced else ""
+        base = agv.prefix + (f"/namespaces/{{namespace}}/{s.resource}" if s.namespaced
+                             else f"/{s.resource}")
+        verbs = set(res.verbs)
+        coll: dict[str, Any] = {}
+        if "list" in verbs:
+            coll["get"] = _operation("list", f"list{gv_camel}{ns_word}{s.kind}", gvk,
+                                     _COMMON_QUERY["list"], list_ref)
+        if "create" in verbs:
+            coll["post"] = _operation("post", f"create{gv_camel}{ns_word}{s.kind}", gvk,
+                                      _COMMON_QUERY["create"], ref, body=True)
+        if "deletecollection" in verbs:
+            coll["delete"] = _operation("deletecollection",
+                                        f"deleteCollection{gv_camel}{ns_word}{s.kind}", gvk,
+                                        _COMMON_QUERY["deletecollection"], ref)
+        if coll:
+            paths[base] = coll
+        item: dict[str, Any] = {}
+        if "get" in verbs:
+            item["get"] = _operation("get", f"read{gv_camel}{ns_word}{s.kind}", gvk, [], ref)
+        if "update" in verbs:
+            item["put"] = _operation("put", f"replace{gv_camel}{ns_word}{s.kind}", gvk,
+                                     _COMMON_QUERY["update"], ref, body=True)
+        if "patch" in verbs:
+            item["patch"] = _operation("patch", f"patch{gv_camel}{ns_word}{s.kind}", gvk,
+                                       _COMMON_QUERY["patch"], ref, body=True, patch=True)
+        if "delete" in verbs:
+            item["delete"] = _operation("delete", f"delete{gv_camel}{ns_word}{s.kind}", gvk,
+                                        _COMMON_QUERY["delete"], ref)
+        if item:
+            paths[f"{base}/{{name}}"] = item
+        if s.namespaced and "list" in verbs:
+            paths[f"{agv.prefix}/{s.resource}"] = {"get": _operation(
+                "list", f"list{gv_camel}{s.kind}ForAllNamespaces", gvk,
+                _COMMON_QUERY["list"], list_ref)}
+        for sub, sub_verbs in res.subresources.items():
+            sub_camel = sub[:1].upper() + sub[1:]
+            sub_gvk = {"group": "autoscaling", "version": "v1", "kind": "Scale"} \
+                if sub == "scale" else gvk
+            sub_ref = "#/components/schemas/io.k8s.api.autoscaling.v1.Scale" if sub == "scale" \
+                else ref
+            if sub == "scale":
+                schemas["io.k8s.api.autoscaling.v1.Scale"] = {
+                    "type": "object", "x-kubernetes-group-version-kind": [sub_gvk]}
+            ops: dict[str, Any] = {}
+            if "get" in sub_verbs:
+                ops["get"] = _operation("get", f"read{gv_camel}{ns_word}{s.kind}{sub_camel}",
+                                        sub_gvk, [], sub_ref)
+            if "update" in sub_verbs:
+                ops["put"] = _operation("put", f"replace{gv_camel}{ns_word}{s.kind}{sub_camel}",
+                                        sub_gvk, _COMMON_QUERY["update"], sub_ref, body=True)
+            if "patch" in sub_verbs:
+                ops["patch"] = _operation("patch", f"patch{gv_camel}{ns_word}{s.kind}{sub_camel}",
+                                          sub_gvk, _COMMON_QUERY["patch"], sub_ref, body=True,
+                                          patch=True)
+            paths[f"{base}/{{name}}/{sub}"] = ops
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": title_version},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }
+
+
+def _doc_path(agv: APIGroupVersion) -> str:
+    return agv.prefix.lstrip("/")
+
+
+def install_openapi(front: Any, version: str) -> None:
+    """C{/openapi/v2} and C{/openapi/v3[/...]} on the front server, over the whole chain."""
+    cache: dict[str, tuple[bytes, str]] = {}
+
+    def documents() -> dict[str, tuple[bytes, str]]:
+        gvs = front.all_group_versions()
+        key = ",".join(sorted(gvs))
+        if cache.get("_key", (b"", ""))[1] != key:
+            cache.clear()
+            for agv in gvs.values():
+                body = codec.encode_json(group_version_document(agv, version))
+                cache[_doc_path(agv)] = (body, hashlib.sha512(body).hexdigest().upper())
+            cache["_key"] = (b"", key)
+        return {k: v for k, v in cache.items() if k != "_key"}
+
+    async def v3(request: Any) -> None:
+        path = request.path.decode().rstrip("/")
+        docs = documents()
+        if path == "/openapi/v3":
+            root = {"paths": {p: {"serverRelativeURL": f"/openapi/v3/{p}?hash={h}"}
+                              for p, (_, h) in sorted(docs.items())}}
+            write_body(request, 200, codec.encode_json(root), "application/json")
+            return
+        sub = path[len("/openapi/v3/"):]
+        if sub not in docs:
+            write_body(request, 404, b"404 page not found\n", "text/plain; charset=utf-8")
+            return
+        body, h = docs[sub]
+        request.setHeader(b"ETag", f'"{h}"'.encode())
+        request.setHeader(b"Cache-Control", b"public, immutable")
+        write_body(request, 200, body, "application/json")
+
+    async def v2(request: Any) -> None:
+        accept = (request.getHeader(b"accept") or b"").decode()
+        if "protobuf" in accept:
+            # an empty protobuf message is a valid, empty openapi_v2.Document
+            write_body(request, 200, b"", PROTOBUF_V2)
+            return
+        doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": version},
+               "paths": {}, "definitions": {}}
+        write_body(request, 200, codec.encode_json(doc), "application/json")
+
+    front.prefix_mux["/openapi/v3"] = funnel(v3)
+    front.mux["/openapi/v2"] = funnel(v2)
