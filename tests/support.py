@@ -19,16 +19,11 @@ from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist import authorization
-from kubetwist.aggregator.server import Aggregator
-from kubetwist.apiextensions.server import APIExtensionsServer
 from kubetwist.apis import printers
 from kubetwist.authentication.config import new_request_authenticator
 from kubetwist.authentication.tokenfile import TokenFileAuthenticator
-from kubetwist.controlplane.instance import ControlPlaneConfig, KubeAPIServer
-from kubetwist.server.filters.chain import HandlerChain
-from kubetwist.server.genericapiserver import install_health_routes
-from kubetwist.server.openapi import install_openapi
-from kubetwist.server.run import _share_admission
+from kubetwist.controlplane.instance import ControlPlaneConfig
+from kubetwist.server.run import assemble
 from kubetwist.storage.sqlite import SQLiteStorage
 
 ADMIN = {"Authorization": "Bearer admin-token"}
@@ -52,29 +47,27 @@ class FakeReactorClock(Clock):
 
 def build_chain(clock: Clock, modes=("AlwaysAllow",), max_inflight: int = 400,
                 max_mutating: int = 200, request_timeout: float = 60.0,
-                storage: Any = None) -> dict:
-    """Build the real server chain over C{:memory:} SQLite; returns its parts."""
+                storage: Any = None, shutdown_check: Any = None) -> dict:
+    """Assemble the real server chain (L{kubetwist.server.run.assemble}) over C{:memory:}
+    SQLite; returns its parts."""
     storage = storage or SQLiteStorage(clock, ":memory:", threadpool=InlinePool())
-    apiext = APIExtensionsServer(storage, clock, admission=None)
-    kube = KubeAPIServer(storage, clock, ControlPlaneConfig(advertise_address="192.0.2.10",
-                                                            root_ca_pem="CA"),
-                         delegate=apiext.server, extra_namespaced_stores=apiext.namespaced_stores)
-    _share_admission(apiext.server, kube.admission)
-    agg = Aggregator(storage, clock, kube.server, kube.admission)
-    front = agg.server
-    front.install_discovery_routes(lambda: "192.0.2.10:6443")
-    install_health_routes(front, {"major": "1", "minor": "32", "gitVersion": "v1.32.0"})
-    install_openapi(front, "v1.32.0")
     fd, path = tempfile.mkstemp()
     with os.fdopen(fd, "w") as f:
         f.write("admin-token,admin,1,system:masters\njane-token,jane,2,\n")
     tokens = TokenFileAuthenticator.from_file(path)
     os.unlink(path)
-    authn = new_request_authenticator(token_authenticators=[tokens])
-    chain = HandlerChain(front.director(), clock, authn, authorization.from_modes(list(modes)),
-                         max_inflight, max_mutating, request_timeout)
-    return {"storage": storage, "kube": kube, "aggregator": agg, "apiextensions": apiext,
-            "front": front, "chain": chain}
+    parts = assemble(
+        storage, clock,
+        ControlPlaneConfig(advertise_address="192.0.2.10", root_ca_pem="CA"),
+        authenticator=new_request_authenticator(token_authenticators=[tokens]),
+        authorizer=authorization.from_modes(list(modes)),
+        version_info={"major": "1", "minor": "32", "gitVersion": "v1.32.0"},
+        server_address="192.0.2.10:6443", shutdown_check=shutdown_check,
+        max_requests_inflight=max_inflight, max_mutating_requests_inflight=max_mutating,
+        request_timeout=request_timeout,
+    )
+    return {"storage": storage, "kube": parts.kube, "aggregator": parts.aggregator,
+            "apiextensions": parts.apiextensions, "front": parts.front, "chain": parts.chain}
 
 
 class KubeTestCase(SynchronousTestCase):
@@ -87,11 +80,18 @@ class KubeTestCase(SynchronousTestCase):
         self.clock.advance(1_700_000_000)
         old = printers.set_clock(self.clock.seconds)
         self.addCleanup(printers.set_clock, old)
-        parts = build_chain(self.clock, self.modes)
+        self.shutting_down = False
+        parts = build_chain(self.clock, self.modes, shutdown_check=self._shutdown_check)
         self.__dict__.update(parts)
-        self.successResultOf(self.kube.bootstrap())
-        self.successResultOf(self.aggregator.autoregister())
+        # start every server's post-start hooks, as the process does once it listens
+        for server in self.front.chain():
+            server.hooks.startService()
+            self.addCleanup(server.hooks.stopService)
         self.treq = StubTreq(self.chain)
+
+    def _shutdown_check(self) -> None:
+        if self.shutting_down:
+            raise RuntimeError("process is shutting down")
 
     def request(self, method: str, path: str, body: Any = None, headers: Optional[dict] = None,
                 content_type: str = "application/json") -> tuple[int, Any, Any]:

@@ -36,18 +36,21 @@ def _validate(obj: dict) -> list:
     version, group = spec.get("version", ""), spec.get("group", "")
     if not version:
         errs.append(fe.required("spec.version", ""))
-    expected = f"{version}.{group}" if group else version
-    if name and version and name != expected:
-        errs.append(fe.invalid("metadata.name", name, f'must be "{expected}"'))
-    if not spec.get("groupPriorityMinimum"):
-        pass
+    expected = f"{version}.{group}"
+    if name and name != expected:
+        errs.append(fe.invalid("metadata.name", name,
+                               f'must be `spec.version+"."+spec.group`: "{expected}"'))
     return errs
 
 
 def _name_ok(name: str, prefix: bool) -> list[str]:
-    from kubetwist.apimachinery.validation import name_is_dns_subdomain
-
-    return name_is_dns_subdomain(name, prefix)
+    """Upstream's APIService name rule: a valid path segment (C{path.IsValidPathSegmentName})."""
+    if name in (".", ".."):
+        return [f"may not be '{name}'"]
+    for bad in ("/", "%"):
+        if bad in name:
+            return [f"may not contain '{bad}'"]
+    return []
 
 
 def _prepare_create(obj: dict) -> None:
@@ -134,7 +137,7 @@ class Aggregator:
     async def autoregister(self) -> None:
         """Create or refresh a local APIService for every group-version the chain serves."""
         for g, v in self.local_group_versions():
-            name = f"{v}.{g}" if g else v
+            name = f"{v}.{g}"  # the core group's is "v1." upstream
             priority = GROUP_PRIORITY.get(g, 1000)
             desired = {
                 "apiVersion": f"{GROUP}/{VERSION}", "kind": "APIService",

@@ -32,6 +32,10 @@ CORE_KEY_ROOTS = {
 }
 
 
+#: Registries with upstream C{ReturnDeletedObject: true}: a delete answers with the object.
+CORE_RETURN_DELETED = {"pods", "serviceaccounts", "services", "namespaces"}
+
+
 @dataclass
 class ControlPlaneConfig:
     """
@@ -57,7 +61,8 @@ def core_group_infos() -> list[APIGroupInfo]:
     from kubetwist.apis.core import register as core
 
     return [
-        APIGroupInfo("", "v1", core.RESOURCES, core.STRATEGIES, CORE_KEY_ROOTS),
+        APIGroupInfo("", "v1", core.RESOURCES, core.STRATEGIES, CORE_KEY_ROOTS,
+                     return_deleted=CORE_RETURN_DELETED),
         APIGroupInfo(apps.GROUP, apps.VERSION, apps.RESOURCES, apps.STRATEGIES),
         APIGroupInfo(coordination.GROUP, coordination.VERSION, coordination.RESOURCES,
                      coordination.STRATEGIES),

@@ -31,6 +31,9 @@ class ResourceSpec:
     @ivar categories: C{["all"]}.
     @ivar subresources: names of subresources served (C{"status"}, C{"scale"}, ...).
     @ivar list_kind: defaults to C{<kind>List}.
+    @ivar verbs: the verbs served, when not all of C{create delete deletecollection get list
+        patch update watch} (upstream: the storage's interfaces; namespaces have no
+        deletecollection).
     """
 
     group: str
@@ -43,6 +46,7 @@ class ResourceSpec:
     categories: list[str] = field(default_factory=list)
     subresources: list[str] = field(default_factory=list)
     list_kind: str = ""
+    verbs: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.list_kind:

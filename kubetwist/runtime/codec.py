@@ -9,6 +9,7 @@ kubetwist speaks JSON and YAML (no protobuf): a client that accepts only protobu
 from __future__ import annotations
 
 from dataclasses import dataclass
+import re
 from typing import Any, Optional
 
 import orjson
@@ -127,12 +128,53 @@ for _first, _resolvers in list(_Loader.yaml_implicit_resolvers.items()):
     ]
 
 
+class JSONSyntaxError(ValueError):
+    """Malformed JSON; C{str()} is Go's C{encoding/json} wording."""
+
+
+def go_json_error(body: bytes, err: Exception) -> str:
+    """Translate a JSON decoding error into Go's C{encoding/json} text (what upstream prints:
+    C{unexpected end of JSON input}, C{invalid character 'x' looking for beginning of value})."""
+    text = str(err)
+    m = re.search(r"\(char (\d+)\)", text)
+    pos = int(m.group(1)) if m else -1
+    if "zero-length" in text or "unexpected end of data" in text or pos >= len(body):
+        return "unexpected end of JSON input"
+    ch = chr(body[pos]) if 0 <= pos < len(body) else "?"
+    if "after key" in text:
+        return f"invalid character '{ch}' after object key"
+    if "after object value" in text or "expected ',' or '}'" in text:
+        return f"invalid character '{ch}' after object key:value pair"
+    if "expected ',' or ']'" in text:
+        return f"invalid character '{ch}' after array element"
+    if "control character" in text:
+        return f"invalid character {_go_char(ch)} in string literal"
+    return f"invalid character '{ch}' looking for beginning of value"
+
+
+def _go_char(ch: str) -> str:
+    return f"'\\x{ord(ch):02x}'" if ord(ch) < 0x20 else f"'{ch}'"
+
+
+def summarize_data(data: bytes, max_length: int = 30) -> str:
+    """Upstream C{summarizeData}: the first bytes of a body, as text or hex."""
+    if not data:
+        return "<empty>"
+    if data[:1] == b"{":
+        text = data[:max_length].decode("utf-8", "replace")
+        return text + " ..." if len(data) > max_length else text
+    if len(data) > max_length:
+        return data[:max_length].hex() + " ..."
+    return data.hex()
+
+
 def decode_body(body: bytes, content_type: str) -> Any:
     """
     Decode a request body by its bare content type (JSON, YAML or a JSON patch type).
 
-    @raise StatusError: 400 C{BadRequest} on malformed input, with upstream's wording
-        (C{couldn't get version/kind; json parse error: ...}).
+    @raise StatusError: 400 C{BadRequest} on malformed YAML.
+    @raise JSONSyntaxError: malformed JSON (the caller words the Status, as the message
+        depends on what was being decoded).
     """
     if content_type in (YAML, "application/x-yaml", "text/yaml", APPLY_PATCH_YAML):
         try:
@@ -144,6 +186,4 @@ def decode_body(body: bytes, content_type: str) -> Any:
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as e:
-        raise errors.new_bad_request(
-            f"couldn't get version/kind; json parse error: {e}"
-        ) from None
+        raise JSONSyntaxError(go_json_error(body, e)) from None

@@ -81,6 +81,6 @@ def install_api_group(server: Any, info: APIGroupInfo, storage: Any, clock: Any,
             store, subs, admission, clock, min_request_timeout,
             patch_meta=patch_meta_for(spec.group, spec.kind),
         )
-        agv.install(APIResource(handlers, list(ALL_VERBS), sub_verbs))
+        agv.install(APIResource(handlers, list(spec.verbs or ALL_VERBS), sub_verbs))
     server.install_api_group_version(agv)
     return stores

@@ -16,6 +16,7 @@ import os
 import platform
 import socket
 import sys
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from twisted.application.service import MultiService
@@ -83,14 +84,14 @@ class KubeAPIService(MultiService):
     def build_storage(self) -> Any:
         o = self.options
         if o["etcd-servers"]:
-            import treq
+            from treq.client import HTTPClient
             from twisted.web.client import Agent, HTTPConnectionPool
 
             from kubetwist.storage.etcd3 import Etcd3Storage
 
             self._pool = HTTPConnectionPool(self.reactor, persistent=True)
             self._pool.maxPersistentPerHost = 16
-            client = treq.HTTPClient(Agent(self.reactor, pool=self._pool))
+            client = HTTPClient(Agent(self.reactor, pool=self._pool))
             return Etcd3Storage(self.reactor, client, o["etcd-servers"], o["etcd-prefix"])
         from kubetwist.storage.sqlite import SQLiteStorage
 
@@ -100,15 +101,11 @@ class KubeAPIService(MultiService):
 
     def build(self) -> None:
         """Certificates, storage, the server chain and the filter chain (no listening yet)."""
-        from kubetwist.aggregator.server import Aggregator
-        from kubetwist.apiextensions.server import APIExtensionsServer
         from kubetwist.apis import printers
         from kubetwist.authentication.config import new_request_authenticator
         from kubetwist.authentication.tokenfile import TokenFileAuthenticator
-        from kubetwist.controlplane.instance import ControlPlaneConfig, KubeAPIServer
+        from kubetwist.controlplane.instance import ControlPlaneConfig
         from kubetwist.server.certs import ensure_serving_certs
-        from kubetwist.server.filters.chain import HandlerChain
-        from kubetwist.server.genericapiserver import install_health_routes
         from kubetwist.server.kubeconfig import write_kubeconfig
         from kubetwist.server.tls import server_context_factory
 
@@ -138,55 +135,29 @@ class KubeAPIService(MultiService):
             ca_pem = f.read()
 
         self.storage = self.build_storage()
-        clock = self.reactor
-        apiextensions = APIExtensionsServer(self.storage, clock, admission=None)
-        kube = KubeAPIServer(
-            self.storage, clock,
+        parts = assemble(
+            self.storage, self.reactor,
             ControlPlaneConfig(
                 service_cidr=o["service-cluster-ip-range"],
                 node_port_range=o["service-node-port-range"],
                 advertise_address=advertise, secure_port=o["secure-port"],
                 root_ca_pem=ca_pem, min_request_timeout=o["min-request-timeout"],
             ),
-            delegate=apiextensions.server,
-            extra_namespaced_stores=apiextensions.namespaced_stores,
-        )
-        # one admission chain for the whole process
-        _share_admission(apiextensions.server, kube.admission)
-        aggregator = Aggregator(self.storage, clock, kube.server, kube.admission)
-        self.front = aggregator.server
-        self.kube = kube
-        self.front.install_discovery_routes(
-            lambda: f"{advertise}:{o['secure-port']}")
-        install_health_routes(self.front, self.version_info())
-        from kubetwist.server.openapi import install_openapi
-
-        install_openapi(self.front, self.version)
-        self.front.health_checks[:0] = [
-            HealthCheck("ping", lambda: None),
-            HealthCheck("log", lambda: None),
-            HealthCheck("etcd", self._storage_health),
-        ]
-        self.front.readiness_checks.extend([
-            HealthCheck("etcd-readiness", self._storage_health),
-            HealthCheck("shutdown", self._shutdown_check),
-        ])
-        self.chain = HandlerChain(
-            self.front.director(), clock, authenticator,
-            authorization.from_modes(o["authorization-mode"]),
+            authenticator=authenticator,
+            authorizer=authorization.from_modes(o["authorization-mode"]),
+            version_info=self.version_info(),
+            server_address=f"{advertise}:{o['secure-port']}",
+            shutdown_check=self._shutdown_check,
             max_requests_inflight=o["max-requests-inflight"],
             max_mutating_requests_inflight=o["max-mutating-requests-inflight"],
             request_timeout=o["request-timeout"],
         )
+        self.front, self.kube, self.chain = parts.front, parts.kube, parts.chain
         os.makedirs(os.path.dirname(o["write-kubeconfig"]), exist_ok=True)
         write_kubeconfig(
             o["write-kubeconfig"], f"https://{self._client_host()}:{o['secure-port']}",
             certs.ca_cert_file, certs.admin_cert_file, certs.admin_key_file,
         )
-
-    def _storage_health(self) -> Any:
-        check = getattr(self.storage, "check_health", None)
-        return check() if check is not None else None
 
     def _shutdown_check(self) -> None:
         if self.shutting_down:
@@ -261,6 +232,64 @@ class KubeAPIService(MultiService):
             await self.storage.stop()
         if self._pool is not None:
             await self._pool.closeCachedConnections()
+
+
+@dataclass
+class Assembled:
+    """The parts of one assembled server chain."""
+
+    front: Any
+    kube: Any
+    aggregator: Any
+    apiextensions: Any
+    chain: Any
+
+
+def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, authorizer: Any,
+             version_info: dict, server_address: str, shutdown_check: Any = None,
+             max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
+             request_timeout: float = 60.0) -> Assembled:
+    """
+    Upstream C{CreateServerChain}: apiextensions-apiserver <- kube-apiserver <- aggregator,
+    one admission chain, discovery/health/version/OpenAPI on the front, and the filter chain
+    in front of the aggregator's director.  Used by the process and by the tests alike.
+    """
+    from kubetwist.aggregator.server import Aggregator
+    from kubetwist.apiextensions.server import APIExtensionsServer
+    from kubetwist.controlplane.instance import KubeAPIServer
+    from kubetwist.server.filters.chain import HandlerChain
+    from kubetwist.server.genericapiserver import install_health_routes
+    from kubetwist.server.openapi import install_openapi
+
+    apiextensions = APIExtensionsServer(storage, clock, admission=None)
+    kube = KubeAPIServer(storage, clock, config, delegate=apiextensions.server,
+                         extra_namespaced_stores=apiextensions.namespaced_stores)
+    _share_admission(apiextensions.server, kube.admission)
+    aggregator = Aggregator(storage, clock, kube.server, kube.admission)
+    front = aggregator.server
+    front.install_discovery_routes(lambda: server_address)
+    install_health_routes(front, version_info)
+    install_openapi(front, version_info["gitVersion"])
+
+    def storage_health() -> Any:
+        check = getattr(storage, "check_health", None)
+        return check() if check is not None else None
+
+    front.health_checks[:0] = [
+        HealthCheck("ping", lambda: None),
+        HealthCheck("log", lambda: None),
+        HealthCheck("etcd", storage_health),
+    ]
+    front.readiness_checks.append(HealthCheck("etcd-readiness", storage_health))
+    if shutdown_check is not None:
+        front.readiness_checks.append(HealthCheck("shutdown", shutdown_check))
+    chain = HandlerChain(
+        front.director(), clock, authenticator, authorizer,
+        max_requests_inflight=max_requests_inflight,
+        max_mutating_requests_inflight=max_mutating_requests_inflight,
+        request_timeout=request_timeout,
+    )
+    return Assembled(front, kube, aggregator, apiextensions, chain)
 
 
 def _default_route_address() -> Optional[str]:

@@ -42,6 +42,7 @@ RESOURCES: list[ResourceSpec] = [
         namespaced=False,
         short_names=["ns"],
         subresources=["finalize", "status"],
+        verbs=["create", "delete", "get", "list", "patch", "update", "watch"],
     ),
     _r("pods", "Pod", "pod", short_names=["po"], categories=["all"], subresources=["status"]),
     _r("secrets", "Secret", "secret"),

@@ -94,26 +94,9 @@ def list_options(query: dict[str, list[str]], strategy: Strategy, kind_version: 
     limit = int_param(query, "limit") or 0
     rv = first(query, "resourceVersion")
     rv_match = first(query, "resourceVersionMatch")
-    if rv_match and rv_match not in ("Exact", "NotOlderThan"):
-        raise errors.make_status(
-            422, "Invalid",
-            f'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: '
-            f'"{rv_match}": supported values: "Exact", "NotOlderThan"',
-        )
-    if rv_match and not rv:
-        raise errors.make_status(
-            422, "Invalid",
-            'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
-            'resourceVersionMatch is forbidden unless resourceVersion is provided',
-        )
     cont = first(query, "continue")
-    if cont and rv and rv != "0":
-        raise errors.make_status(
-            422, "Invalid",
-            'ListOptions.meta.k8s.io "" is invalid: resourceVersion: Forbidden: '
-            'specifying resource version is not allowed when using continue',
-        )
     send_initial = bool_param(query, "sendInitialEvents")
+    _validate_list_options(query, rv, rv_match, cont, send_initial)
     return ListOptions(
         predicate=SelectionPredicate(matcher),
         resource_version=rv,
@@ -125,6 +108,52 @@ def list_options(query: dict[str, list[str]], strategy: Strategy, kind_version: 
         timeout_seconds=int_param(query, "timeoutSeconds"),
         name=name,
     )
+
+
+def _invalid_list_options(detail: str) -> errors.StatusError:
+    return errors.make_status(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {detail}')
+
+
+def _validate_list_options(query: dict[str, list[str]], rv: str, rv_match: str, cont: str,
+                           send_initial: Optional[bool]) -> None:
+    """Upstream C{ValidateListOptions} (C{apimachinery/pkg/apis/meta/internalversion})."""
+    if rv_match and rv_match not in ("Exact", "NotOlderThan"):
+        raise _invalid_list_options(
+            f'resourceVersionMatch: Unsupported value: "{rv_match}": supported values: '
+            f'"Exact", "NotOlderThan", ""')
+    if send_initial is not None:
+        if not bool_param(query, "watch"):
+            raise _invalid_list_options(
+                "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list")
+        if rv_match != "NotOlderThan":
+            raise _invalid_list_options(
+                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+                "resourceVersionMatch to NotOlderThan")
+        if not bool_param(query, "allowWatchBookmarks"):
+            raise _invalid_list_options(
+                "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting "
+                "allowWatchBookmarks to true")
+        return
+    if rv_match:
+        if bool_param(query, "watch"):
+            raise _invalid_list_options(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch")
+        if not rv:
+            raise _invalid_list_options(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless "
+                "resourceVersion is provided")
+        if cont:
+            raise _invalid_list_options(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when "
+                "continue is provided")
+        if rv_match == "Exact" and rv == "0":
+            raise _invalid_list_options(
+                'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for '
+                'resourceVersion "0"')
+    if cont and rv and rv != "0":
+        raise _invalid_list_options(
+            "resourceVersion: Forbidden: specifying resource version is not allowed when using "
+            "continue")
 
 
 def delete_options(query: dict[str, list[str]], body: Optional[dict]) -> dict:

@@ -144,7 +144,14 @@ class ResourceHandlers:
         )
         if ctype not in (codec.JSON, codec.YAML, "application/x-yaml", "text/yaml", ""):
             raise errors.new_unsupported_media_type(ctype)
-        obj = codec.decode_body(body, ctype or codec.JSON)
+        try:
+            obj = codec.decode_body(body, ctype or codec.JSON)
+        except codec.JSONSyntaxError as e:
+            raise errors.new_bad_request(
+                f"the object provided is unrecognized (must be of type {self.spec.kind}): "
+                f"couldn't get version/kind; json parse error: {e} "
+                f"({codec.summarize_data(body)})"
+            ) from None
         if not isinstance(obj, dict):
             raise errors.new_bad_request(
                 "couldn't get version/kind; json parse error: json: cannot unmarshal "
@@ -234,12 +241,6 @@ class ResourceHandlers:
         initial: list[dict] = []
         initial_rv = ""
         if options.send_initial_events:
-            if options.resource_version_match != "NotOlderThan":
-                raise errors.make_status(
-                    422, "Invalid",
-                    'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
-                    'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
-                )
             lst = await self.store.list(namespace, opts.ListOptions(
                 predicate=options.predicate, resource_version=options.resource_version
                 if options.resource_version not in ("", "0") else "",
@@ -474,8 +475,8 @@ class ResourceHandlers:
 def _decode_patch(body: bytes) -> Any:
     try:
         return codec.decode_body(body, codec.JSON)
-    except errors.StatusError:
-        raise errors.new_bad_request("error decoding patch: invalid JSON") from None
+    except codec.JSONSyntaxError as e:
+        raise errors.new_bad_request(f"error decoding patch: {e}") from None
 
 
 def _optional_body(request: Any) -> Optional[dict]:
@@ -483,7 +484,12 @@ def _optional_body(request: Any) -> Optional[dict]:
     if not body.strip():
         return None
     ctype = codec.content_type_of((request.getHeader(b"content-type") or b"").decode("latin-1"))
-    obj = codec.decode_body(body, ctype or codec.JSON)
+    try:
+        obj = codec.decode_body(body, ctype or codec.JSON)
+    except codec.JSONSyntaxError as e:
+        raise errors.new_bad_request(
+            f"the object provided is unrecognized (must be of type DeleteOptions): couldn't "
+            f"get version/kind; json parse error: {e} ({codec.summarize_data(body)})") from None
     if obj is not None and not isinstance(obj, dict):
         raise errors.new_bad_request("DeleteOptions must be a JSON object")
     return obj

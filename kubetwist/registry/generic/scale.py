@@ -83,7 +83,13 @@ class ScaleREST:
                      dry: bool) -> None:
         from kubetwist.endpoints.handlers.rest import read_body
         ctype = codec.content_type_of((request.getHeader(b"content-type") or b"").decode())
-        body = codec.decode_body(read_body(request), ctype or codec.JSON)
+        raw = read_body(request)
+        try:
+            body = codec.decode_body(raw, ctype or codec.JSON)
+        except codec.JSONSyntaxError as e:
+            raise errors.new_bad_request(
+                f"the object provided is unrecognized (must be of type Scale): couldn't get "
+                f"version/kind; json parse error: {e} ({codec.summarize_data(raw)})") from None
         await self._write(request, handlers, namespace, name, out, dry, lambda cur: body)
 
     async def patch(self, request: Any, handlers: Any, namespace: str, name: str, out: Any,

@@ -275,6 +275,7 @@ class Store:
                 self.spec.group, self.spec.kind, meta.get("name", ""), errs
             )
         self.strategy.canonicalize(obj)
+        omit_empty_meta(obj)
 
     async def create(
         self,
@@ -453,6 +454,7 @@ class Store:
         if errs:
             raise errors.new_invalid(self.spec.group, self.spec.kind, new_meta.get("name", ""), errs)
         self.strategy.canonicalize(new)
+        omit_empty_meta(new)
 
     async def _get_or_none(self, key: str) -> Optional[dict]:
         try:
@@ -568,6 +570,16 @@ class Store:
             deleted.append({k: v for k, v in item.items()})
         listed["items"] = deleted
         return listed
+
+
+def omit_empty_meta(obj: dict) -> None:
+    """Drop empty ObjectMeta fields, as Go's C{omitempty} does when an object is stored
+    (C{labels: {}} left by removing the last label disappears); C{creationTimestamp} stays."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    for k in [k for k, v in meta.items() if k != "creationTimestamp" and v in ("", {}, [], None)]:
+        del meta[k]
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -1,0 +1,194 @@
+# -*- test-case-name: tests.runtime.test_types -*-
+"""
+kubetwist's own description of the built-in API types: the Go structs of C{k8s.io/api}
+(core/v1, apps/v1, coordination/v1, autoscaling/v1, policy/v1) and
+C{k8s.io/apimachinery/pkg/apis/meta/v1}, as data.
+
+Each package module holds C{TYPES = {name: rows}}; a row describes one Go struct field, in the
+struct's declaration order (which is the order of Go's JSON output)::
+
+    (json_name, protobuf_number, type_expr, flags[, extra])
+
+ - C{json_name}: the JSON key; C{""} for an embedded struct whose fields are promoted
+   (C{json:",inline"}), e.g. C{Volume.VolumeSource}.  On the protobuf wire an inline struct is
+   still one nested message under its own field number.
+ - C{type_expr}: Go-like: C{string int32 int64 bool double bytes}; a message type name (local,
+   or C{meta.X} / C{core.X} from another package); one of the special types L{SPECIALS}; a
+   leading C{*} for a pointer (presence matters: nil is omitted or C{null}, a pointer to a zero
+   value is written); C{[]T} for a repeated field; C{map[string]T} for a map.
+ - C{flags}: C{"o"} when the json tag says C{omitempty}; C{"i"} for an inline embed.
+ - C{extra}: optional dict with C{patch_strategy}, C{patch_merge_key}, C{list_type},
+   C{list_map_keys}, C{map_type}, C{struct_type} (the strategic-merge and SSA markers), and
+   room for C{description}.
+
+The registry below resolves rows into L{FieldDef}s keyed by full type name
+(C{io.k8s.api.core.v1.PodSpec}) in L{TYPES}, and maps served kinds to type names in L{KINDS}.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from kubetwist.runtime.types import (
+    apps_v1,
+    autoscaling_v1,
+    coordination_v1,
+    core_v1,
+    meta_v1,
+    policy_v1,
+)
+
+#: Scalar protobuf types and their wire types (0 varint, 1 fixed64, 2 length-delimited).
+SCALARS = {"string": 2, "bytes": 2, "int32": 0, "int64": 0, "bool": 0, "double": 1}
+
+#: Types with their own wire/JSON codec (custom Marshal/MarshalJSON upstream): resource.Quantity,
+#: intstr.IntOrString, metav1.Time, metav1.MicroTime, metav1.Duration, metav1.FieldsV1,
+#: runtime.RawExtension.  Each is a length-delimited message on the wire.
+SPECIALS = frozenset(
+    {"Quantity", "IntOrString", "Time", "MicroTime", "Duration", "FieldsV1", "RawExtension"}
+)
+
+_MODULES = (meta_v1, core_v1, apps_v1, coordination_v1, autoscaling_v1, policy_v1)
+
+#: Package aliases usable in a type expression (C{meta.ObjectMeta}).
+ALIASES = {"meta": meta_v1.PACKAGE, "core": core_v1.PACKAGE}
+
+#: Kinds of C{meta/v1} accepted under any group and version (upstream registers them as
+#: unversioned types, or per group-version through C{metav1.AddToGroupVersion}).
+META_KINDS = frozenset(
+    {"Status", "DeleteOptions", "CreateOptions", "UpdateOptions", "PatchOptions", "WatchEvent"}
+)
+
+
+@dataclass(frozen=True)
+class FieldDef:
+    """
+    One field of a message type.
+
+    @ivar json_name: the JSON key (C{""} when C{inline}).
+    @ivar number: the protobuf field number.
+    @ivar type: a scalar name (L{SCALARS}), a special name (L{SPECIALS}) or a full message type
+        name (C{io.k8s.api.core.v1.Container}).
+    @ivar container: C{""}, C{"list"} (repeated) or C{"map"} (C{map<string, type>}).
+    @ivar pointer: the Go field is a pointer (presence is significant).
+    @ivar omitempty: the json tag has C{omitempty}.
+    @ivar inline: an embedded struct whose fields are promoted into the parent in JSON.
+    """
+
+    json_name: str
+    number: int
+    type: str
+    container: str = ""
+    pointer: bool = False
+    omitempty: bool = False
+    inline: bool = False
+    patch_strategy: str = ""
+    patch_merge_key: str = ""
+    list_type: str = ""
+    list_map_keys: tuple = ()
+    map_type: str = ""
+    description: str = ""
+
+    @property
+    def is_message(self) -> bool:
+        """True for a (non-special) message type."""
+        return self.type not in SCALARS and self.type not in SPECIALS
+
+
+@dataclass(frozen=True)
+class TypeDef:
+    """
+    One message type.
+
+    @ivar name: full name, C{io.k8s.api.core.v1.PodSpec}.
+    @ivar fields: in Go declaration (JSON output) order.
+    @ivar by_number: the same fields keyed by protobuf number.
+    """
+
+    name: str
+    fields: tuple
+    by_number: dict = field(default_factory=dict, compare=False, repr=False)
+    struct_type: str = ""
+
+    @property
+    def wire_order(self) -> tuple:
+        """The fields sorted by number: the order Go's generated marshaller writes them in."""
+        return tuple(sorted(self.fields, key=lambda f: f.number))
+
+
+def _resolve(package: str, name: str) -> str:
+    if name in SCALARS or name in SPECIALS:
+        return name
+    if "." in name:
+        alias, local = name.split(".", 1)
+        return f"{ALIASES[alias]}.{local}"
+    return f"{package}.{name}"
+
+
+def parse_row(package: str, row: tuple) -> FieldDef:
+    """Turn one row of a package module (see the module docstring) into a L{FieldDef}."""
+    json_name, number, expr, flags = row[:4]
+    extra: dict = dict(row[4]) if len(row) > 4 else {}
+    pointer = expr.startswith("*")
+    expr = expr.lstrip("*")
+    container = ""
+    if expr.startswith("[]"):
+        container, expr = "list", expr[2:]
+    elif expr.startswith("map[string]"):
+        container, expr = "map", expr[len("map[string]"):]
+    return FieldDef(
+        json_name=json_name,
+        number=number,
+        type=_resolve(package, expr),
+        container=container,
+        pointer=pointer,
+        omitempty="o" in flags,
+        inline="i" in flags,
+        patch_strategy=extra.get("patch_strategy", ""),
+        patch_merge_key=extra.get("patch_merge_key", ""),
+        list_type=extra.get("list_type", ""),
+        list_map_keys=tuple(extra.get("list_map_keys", ())),
+        map_type=extra.get("map_type", ""),
+        description=extra.get("description", ""),
+    )
+
+
+def _build() -> tuple[dict[str, TypeDef], dict[tuple[str, str, str], str]]:
+    types: dict[str, TypeDef] = {}
+    kinds: dict[tuple[str, str, str], str] = {}
+    for module in _MODULES:
+        for name, rows in module.TYPES.items():
+            fields = tuple(parse_row(module.PACKAGE, row) for row in rows)
+            full = f"{module.PACKAGE}.{name}"
+            types[full] = TypeDef(full, fields, {f.number: f for f in fields})
+        for kind in getattr(module, "KINDS", ()):
+            kinds[(module.GROUP, module.VERSION, kind)] = f"{module.PACKAGE}.{kind}"
+    # core/v1 registers metav1.List as its own "List" kind.
+    kinds[("", "v1", "List")] = f"{meta_v1.PACKAGE}.List"
+    return types, kinds
+
+
+#: Every message type by full name.
+TYPES: dict[str, TypeDef]
+#: C{(group, version, kind)} -> full type name, for the kinds served as top-level objects.
+KINDS: dict[tuple[str, str, str], str]
+TYPES, KINDS = _build()
+
+
+def lookup_kind(group: str, version: str, kind: str) -> Optional[str]:
+    """
+    The full type name for a kind, or C{None}.
+
+    The C{meta/v1} kinds of L{META_KINDS} (Status, DeleteOptions, WatchEvent, ...) are
+    accepted under any group and version, as upstream's scheme does.
+    """
+    name = KINDS.get((group, version, kind))
+    if name is None and kind in META_KINDS and version:
+        name = f"{meta_v1.PACKAGE}.{kind}"
+    return name
+
+
+def fields_of(type_name: str) -> tuple:
+    """The L{FieldDef}s of a message type, in JSON order; C{KeyError} if unknown."""
+    return TYPES[type_name].fields

@@ -1,0 +1,123 @@
+"""Discovery, health, version and OpenAPI of the server chain."""
+
+from tests.support import KubeTestCase
+
+AGG = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+
+
+class DiscoveryTests(KubeTestCase):
+    def test_api_versions(self):
+        """/api lists v1 and the server address."""
+        code, doc, _ = self.request("GET", "/api")
+        self.assertEqual(doc["kind"], "APIVersions")
+        self.assertEqual(doc["versions"], ["v1"])
+
+    def test_api_group_list_order(self):
+        """/apis lists every group of the chain, in kube-aggregator's priority order."""
+        code, doc, _ = self.request("GET", "/apis")
+        names = [g["name"] for g in doc["groups"]]
+        self.assertEqual(names, ["apiregistration.k8s.io", "apps", "apiextensions.k8s.io",
+                                 "coordination.k8s.io"])
+
+    def test_resource_list(self):
+        """/apis/apps/v1 lists resources and subresources with verbs and short names."""
+        code, doc, _ = self.request("GET", "/apis/apps/v1")
+        self.assertEqual((doc["kind"], doc["apiVersion"], doc["groupVersion"]),
+                         ("APIResourceList", "v1", "apps/v1"))
+        by = {r["name"]: r for r in doc["resources"]}
+        self.assertEqual(by["deployments"]["shortNames"], ["deploy"])
+        self.assertEqual(by["deployments"]["categories"], ["all"])
+        self.assertEqual(by["deployments/scale"]["kind"], "Scale")
+        self.assertEqual(by["deployments/scale"]["group"], "autoscaling")
+        self.assertEqual(by["deployments/status"]["verbs"], ["get", "patch", "update"])
+
+    def test_core_resource_list(self):
+        """/api/v1 has no apiVersion field; configmaps' storageVersionHash is upstream's."""
+        code, doc, _ = self.request("GET", "/api/v1")
+        self.assertNotIn("apiVersion", doc)
+        by = {r["name"]: r for r in doc["resources"]}
+        self.assertEqual(by["configmaps"]["storageVersionHash"], "qFsyl6wFWjQ=")
+        self.assertNotIn("deletecollection", by["namespaces"]["verbs"])
+
+    def test_aggregated_discovery(self):
+        """/apis with the v2 Accept answers an APIGroupDiscoveryList with its media type."""
+        code, doc, resp = self.request("GET", "/apis", headers={"Accept": AGG})
+        self.assertEqual(resp.headers.getRawHeaders("Content-Type"),
+                         ["application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"])
+        self.assertEqual(doc["kind"], "APIGroupDiscoveryList")
+        apps = [i for i in doc["items"] if i["metadata"]["name"] == "apps"][0]
+        deploy = [r for r in apps["versions"][0]["resources"] if r["resource"] == "deployments"][0]
+        self.assertEqual(deploy["scope"], "Namespaced")
+        self.assertEqual(deploy["responseKind"], {"group": "", "version": "", "kind": "Deployment"})
+        self.assertEqual([s["subresource"] for s in deploy["subresources"]], ["scale", "status"])
+
+    def test_group(self):
+        """/apis/apps is an APIGroup with v1 preferred."""
+        code, doc, _ = self.request("GET", "/apis/apps")
+        self.assertEqual(doc["preferredVersion"], {"groupVersion": "apps/v1", "version": "v1"})
+
+    def test_apiservices_autoregistered(self):
+        """Every built-in group-version has a local, available APIService."""
+        code, lst, _ = self.request("GET", "/apis/apiregistration.k8s.io/v1/apiservices")
+        names = sorted(i["metadata"]["name"] for i in lst["items"])
+        self.assertIn("v1.apps", names)
+        self.assertIn("v1.", names)
+        self.assertNotIn("v1", names)
+        item = [i for i in lst["items"] if i["metadata"]["name"] == "v1.apps"][0]
+        self.assertEqual(item["status"]["conditions"][0]["reason"], "Local")
+
+
+class HealthTests(KubeTestCase):
+    def test_readyz_verbose_lists_checks_and_hooks(self):
+        """/readyz?verbose lists each check and post-start hook, then the verdict."""
+        code, text, _ = self.request("GET", "/readyz?verbose")
+        self.assertEqual(code, 200)
+        self.assertIn("[+]ping ok\n", text)
+        self.assertIn("[+]etcd-readiness ok\n", text)
+        self.assertIn("[+]poststarthook/bootstrap-controller ok\n", text)
+        self.assertTrue(text.endswith("readyz check passed\n"))
+
+    def test_readyz_fails_while_shutting_down(self):
+        """During shutdown /readyz fails (check "shutdown") while /livez still passes."""
+        self.shutting_down = True
+        code, text, _ = self.request("GET", "/readyz?verbose")
+        self.assertEqual(code, 500)
+        self.assertIn("[-]shutdown failed: reason withheld", text)
+        self.assertTrue(text.endswith("readyz check failed\n"))
+        self.assertEqual(self.request("GET", "/livez")[:2], (200, "ok"))
+
+    def test_readyz_exclude(self):
+        """?exclude= skips a failing check."""
+        self.shutting_down = True
+        code, text, _ = self.request("GET", "/readyz?exclude=shutdown")
+        self.assertEqual((code, text), (200, "ok"))
+
+    def test_hook_not_finished_fails_readyz(self):
+        """A post-start hook that has not finished keeps /readyz failing."""
+        hook = [h for h in self.kube.server.hooks][0]
+        hook.finished = False
+        code, text, _ = self.request("GET", f"/readyz/poststarthook/{hook.name}")
+        self.assertEqual(code, 500)
+
+    def test_single_check(self):
+        """/healthz/ping runs one check."""
+        code, text, _ = self.request("GET", "/healthz/ping")
+        self.assertEqual((code, text), (200, "ok"))
+
+    def test_version(self):
+        """/version reports the Kubernetes level."""
+        code, doc, _ = self.request("GET", "/version")
+        self.assertEqual(doc["gitVersion"], "v1.32.0")
+
+
+class OpenAPITests(KubeTestCase):
+    def test_v3_root_and_patch_field_validation(self):
+        """The v3 root lists group-versions; a PATCH operation declares fieldValidation."""
+        code, root, _ = self.request("GET", "/openapi/v3")
+        self.assertIn("apis/apps/v1", root["paths"])
+        url = root["paths"]["apis/apps/v1"]["serverRelativeURL"]
+        code, doc, _ = self.request("GET", url)
+        op = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]
+        self.assertEqual(op["x-kubernetes-group-version-kind"],
+                         {"group": "apps", "version": "v1", "kind": "Deployment"})
+        self.assertIn("fieldValidation", [p["name"] for p in op["parameters"]])
