@@ -14,6 +14,7 @@ import ipaddress
 import os
 import re
 import socket
+import sys
 from typing import Any, Optional
 
 from twisted.application.service import MultiService
@@ -110,6 +111,19 @@ class Options(usage.Options):
         ["write-kubeconfig", None, "", "kubetwist: where to write the admin kubeconfig (default "
          "<data-dir>/admin.kubeconfig)."],
     ]
+
+    def parseOptions(self, options: Optional[list[str]] = None) -> None:
+        """
+        Parse and validate; a bad flag or value prints one line (C{Error: ...}, as
+        kube-apiserver does) to stderr and exits with status 1, instead of twistd's usage
+        dump with status 0.
+        """
+        try:
+            super().parseOptions(options)
+        except usage.UsageError as e:
+            sys.stderr.write(f"Error: {e}\n")
+            sys.stderr.flush()
+            raise SystemExit(1)
 
     def getUsage(self, width: Optional[int] = None) -> str:
         """Flags grouped as kube-apiserver's C{--help} groups them."""

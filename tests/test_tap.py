@@ -1,0 +1,61 @@
+"""twistd kubeapi's command line: kube-apiserver's flag names, defaults and value checks."""
+
+import io
+import sys
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from kubetwist.tap import Options, parse_duration
+
+
+class OptionsTests(SynchronousTestCase):
+    def parse(self, *args):
+        o = Options()
+        o.parseOptions(list(args))
+        return o
+
+    def refused(self, *args) -> str:
+        err = io.StringIO()
+        self.patch(sys, "stderr", err)
+        with self.assertRaises(SystemExit) as caught:
+            self.parse(*args)
+        self.assertEqual(caught.exception.code, 1)
+        lines = err.getvalue().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        return lines[0]
+
+    def test_defaults(self):
+        """Defaults are kube-apiserver's, plus kubetwist's data dir and kubeconfig."""
+        o = self.parse()
+        self.assertEqual(o["secure-port"], 6443)
+        self.assertEqual(o["etcd-prefix"], "/registry")
+        self.assertEqual(o["etcd-servers"], [])
+        self.assertEqual(o["service-node-port-range"], (30000, 32767))
+        self.assertEqual(o["request-timeout"], 60.0)
+        self.assertEqual(o["authorization-mode"], ["AlwaysAllow"])
+        self.assertTrue(o["write-kubeconfig"].endswith("kubetwist-data/admin.kubeconfig"))
+
+    def test_bad_values_are_one_line_errors(self):
+        """A bad value prints one line and exits 1."""
+        self.assertEqual(self.refused("--secure-port=abc"),
+                         'Error: invalid value "abc" for --secure-port: must be an integer')
+        self.assertIn("--service-cluster-ip-range", self.refused("--service-cluster-ip-range=x"))
+        self.assertIn("RBAC", self.refused("--authorization-mode=RBAC"))
+        self.assertIn("not a valid port range", self.refused("--service-node-port-range=9-1"))
+        self.assertIn("etcd-servers", self.refused("--etcd-servers=localhost:2379"))
+        self.assertIn("duration", self.refused("--request-timeout=soon"))
+
+    def test_durations(self):
+        """Go durations parse into seconds."""
+        self.assertEqual(parse_duration("1m0s"), 60.0)
+        self.assertEqual(parse_duration("1h2m3s"), 3723.0)
+        self.assertEqual(parse_duration("500ms"), 0.5)
+        self.assertEqual(parse_duration("0"), 0.0)
+
+    def test_help_groups(self):
+        """--help groups flags as kube-apiserver does."""
+        text = Options().getUsage()
+        for title in ("Etcd flags:", "Secure serving flags:", "Authentication flags:",
+                      "Authorization flags:", "Generic flags:", "kubetwist flags:"):
+            self.assertIn(title, text)
+        self.assertLess(text.index("--etcd-servers"), text.index("--secure-port"))
