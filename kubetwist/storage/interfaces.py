@@ -13,7 +13,7 @@ backend's business (it is prepended by the backend, never by callers).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from zope.interface import Attribute, Interface

@@ -9,15 +9,17 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist.storage.continuetoken import (
     InvalidResourceVersionError,
-    RawEvent,
     decode_continue,
     encode_continue,
     normalize_prefix,
     parse_resource_version,
     prefix_range_end,
     prepare_key,
-    transform_event,
     validate_list_options,
+)
+from kubetwist.storage.kv import (
+    RawEvent,
+    transform_event,
 )
 from kubetwist.storage.interfaces import EVERYTHING, InvalidContinueError, SelectionPredicate
 

@@ -36,6 +36,11 @@ from kubetwist.runtime.errors import new_internal_error
 from kubetwist.storage.continuetoken import (
     CompactedError,
     FutureRevisionError,
+    key_bytes,
+    key_text,
+    parse_resource_version,
+)
+from kubetwist.storage.kv import (
     KeyValue,
     KVStorageBase,
     RangeChunk,
@@ -44,9 +49,6 @@ from kubetwist.storage.continuetoken import (
     bad_request_status,
     error_watch,
     expired_watch_status,
-    key_bytes,
-    key_text,
-    parse_resource_version,
     transform_event,
 )
 from kubetwist.storage.interfaces import (
