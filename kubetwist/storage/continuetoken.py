@@ -1,14 +1,8 @@
 # -*- test-case-name: tests.storage.test_continuetoken -*-
 """
-What both key-value backends share: upstream C{k8s.io/apiserver/pkg/storage} (C{continue.go},
-C{interfaces.go} C{ValidateListOptions}/C{PrepareKey}) and the backend-independent half of
-C{pkg/storage/etcd3/store.go} (C{GetList} paging, C{GuaranteedUpdate}, C{conditionalDelete}) and
-C{watcher.go} (event filtering).
-
-L{KVStorageBase} implements L{IStorage} on top of five primitives a backend provides (a point
-read, a range read at a revision, an optimistic put, an optimistic delete, a watch); the
-algorithms above them (retry loops, predicate-filtered paging, continue tokens, resourceVersion
-checks) are written once here so both backends behave identically.
+Keys, continue tokens and resourceVersion rules shared by the key-value backends: upstream
+C{k8s.io/apiserver/pkg/storage} (C{continue.go}, C{interfaces.go} C{ValidateListOptions} /
+C{PrepareKey}).  The shared IStorage algorithms built on them live in L{kubetwist.storage.kv}.
 """
 
 from __future__ import annotations

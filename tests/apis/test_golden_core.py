@@ -51,7 +51,8 @@ def _simulate_allocation(svc: dict) -> None:
     spec["clusterIP"] = "<allocated>"
     spec["clusterIPs"] = "<allocated>"
     needs_node_port = spec.get("type") == "NodePort" or (
-        spec.get("type") == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is not False
+        spec.get("type") == "LoadBalancer"
+        and spec.get("allocateLoadBalancerNodePorts") is not False
     )
     if needs_node_port:
         for port in spec.get("ports") or []:

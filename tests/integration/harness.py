@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import base64
 import http.client
+import itertools
 import json
 import os
 import re
@@ -30,9 +31,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 import yaml
 
@@ -40,6 +42,21 @@ import yaml
 READY_TIMEOUT = 60.0
 #: How long one C{kubectl} invocation may take, in seconds.
 KUBECTL_TIMEOUT = 60.0
+
+#: The four namespaces kube-apiserver's bootstrap controller creates.
+SYSTEM_NAMESPACES = ["default", "kube-node-lease", "kube-public", "kube-system"]
+
+#: The ConfigMap kube-controller-manager's root-ca-cert-publisher puts in every namespace;
+#: kubetwist may publish it too, so tests that count configmaps leave it out.
+ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
+
+_names = itertools.count(1)
+
+
+def unique_name(prefix: str) -> str:
+    """C{<prefix>-<n>}, with C{n} unique in this process (for namespaces and objects)."""
+    return f"{prefix}-{next(_names)}"
+
 
 _BIN_DIR = os.path.dirname(sys.executable)
 
@@ -63,14 +80,14 @@ def venv_binary(name: str) -> str:
     return path
 
 
-def etcd_binary() -> Optional[str]:
+def etcd_binary() -> str | None:
     """Debian's C{/usr/bin/etcd}, else C{etcd} on C{PATH}, else C{None}."""
     if os.access("/usr/bin/etcd", os.X_OK):
         return "/usr/bin/etcd"
     return shutil.which("etcd")
 
 
-def etcd_skip_reason() -> Optional[str]:
+def etcd_skip_reason() -> str | None:
     """
     A trial C{skip} value for tests that need etcd: C{None} when etcd is installed or C{CI} is
     set (so that a CI machine without etcd fails instead of skipping), else the reason.
@@ -182,7 +199,7 @@ class EtcdProcess:
         self.peer_port = free_port()
         self.url = f"http://127.0.0.1:{self.client_port}"
         self.log_path = os.path.join(self.data_dir, "etcd.log")
-        self.process: Optional[subprocess.Popen] = None
+        self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 30.0) -> None:
         """
@@ -196,12 +213,26 @@ class EtcdProcess:
         peer = f"http://127.0.0.1:{self.peer_port}"
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                [self.binary, "--name", "kubetwist-it",
-                 "--data-dir", os.path.join(self.data_dir, "data"),
-                 "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
-                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-                 "--initial-cluster", f"kubetwist-it={peer}"],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                [
+                    self.binary,
+                    "--name",
+                    "kubetwist-it",
+                    "--data-dir",
+                    os.path.join(self.data_dir, "data"),
+                    "--listen-client-urls",
+                    self.url,
+                    "--advertise-client-urls",
+                    self.url,
+                    "--listen-peer-urls",
+                    peer,
+                    "--initial-advertise-peer-urls",
+                    peer,
+                    "--initial-cluster",
+                    f"kubetwist-it={peer}",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
             )
         deadline = time.monotonic() + timeout
         last = "no answer yet"
@@ -264,10 +295,10 @@ class Response:
 
 def kubectl(
     *args: str,
-    kubeconfig: Optional[str] = None,
-    input: Optional[str] = None,
+    kubeconfig: str | None = None,
+    input: str | None = None,
     check: bool = True,
-    env: Optional[Mapping[str, str]] = None,
+    env: Mapping[str, str] | None = None,
     timeout: float = KUBECTL_TIMEOUT,
 ) -> subprocess.CompletedProcess:
     """
@@ -289,8 +320,14 @@ def kubectl(
     environment.update(env or {})
     try:
         result = subprocess.run(
-            command, input=input, capture_output=True, text=True, env=environment,
-            timeout=timeout, stdin=None if input is not None else subprocess.DEVNULL,
+            command,
+            check=False,
+            input=input,
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=timeout,
+            stdin=None if input is not None else subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as e:
         raise KubectlError(
@@ -320,11 +357,11 @@ class KubeAPIProcess:
 
     def __init__(
         self,
-        data_dir: Optional[str] = None,
-        etcd_url: Optional[str] = None,
+        data_dir: str | None = None,
+        etcd_url: str | None = None,
         extra_args: Sequence[str] = (),
-        env: Optional[Mapping[str, str]] = None,
-        kubeconfig: Optional[str] = None,
+        env: Mapping[str, str] | None = None,
+        kubeconfig: str | None = None,
     ) -> None:
         """
         @param data_dir: the data directory; a fresh one under C{work_dir} when C{None}.
@@ -347,15 +384,19 @@ class KubeAPIProcess:
         self.log_path = os.path.join(self.work_dir, "twistd.log")
         self.cache_dir = os.path.join(self.work_dir, "kube-cache")
         self.client_dir = os.path.join(self.work_dir, "client")
-        self.process: Optional[subprocess.Popen] = None
+        self.process: subprocess.Popen | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
 
     def command(self) -> list[str]:
         """The full command line that starts the server."""
         args = [
-            venv_binary("twistd"), "-n", "--pidfile=", "kubeapi",
-            f"--secure-port={self.port}", "--bind-address=127.0.0.1",
+            venv_binary("twistd"),
+            "-n",
+            "--pidfile=",
+            "kubeapi",
+            f"--secure-port={self.port}",
+            "--bind-address=127.0.0.1",
             f"--data-dir={self.data_dir}",
         ]
         if self.etcd_url:
@@ -379,8 +420,12 @@ class KubeAPIProcess:
             log.write(f"\n=== {' '.join(self.command())}\n".encode())
             log.flush()
             self.process = subprocess.Popen(
-                self.command(), stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, cwd=self.work_dir, env=environment,
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.work_dir,
+                env=environment,
             )
         self.wait_ready(timeout)
 
@@ -403,8 +448,15 @@ class KubeAPIProcess:
                     if response.status == 200 and response.body.strip() == b"ok":
                         return
                     last = f"/readyz answered {response.status}: {response.body[:300]!r}"
-                except (OSError, ssl.SSLError, http.client.HTTPException, ValueError,
-                        KeyError, TypeError, yaml.YAMLError) as e:
+                except (
+                    OSError,
+                    ssl.SSLError,
+                    http.client.HTTPException,
+                    ValueError,
+                    KeyError,
+                    TypeError,
+                    yaml.YAMLError,
+                ) as e:
                     last = repr(e)
             time.sleep(0.1)
         self.stop()
@@ -413,7 +465,7 @@ class KubeAPIProcess:
             f"command: {' '.join(self.command())}\nlog:\n{_tail(self.log_path)}"
         )
 
-    def stop(self, timeout: float = 30.0) -> Optional[int]:
+    def stop(self, timeout: float = 30.0) -> int | None:
         """
         SIGTERM the server, wait up to C{timeout} seconds, then SIGKILL it.
 
@@ -425,7 +477,7 @@ class KubeAPIProcess:
         self.process = None
         return returncode
 
-    def restart(self, timeout: float = READY_TIMEOUT) -> Optional[int]:
+    def restart(self, timeout: float = READY_TIMEOUT) -> int | None:
         """Stop and start again on the same port, data directory and etcd.
 
         @return: the exit code of the stopped process.
@@ -486,10 +538,10 @@ class KubeAPIProcess:
         self,
         method: str,
         path: str,
-        body: Optional[bytes] = None,
-        headers: Optional[Mapping[str, str]] = None,
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
         client_cert: bool = True,
-        token: Optional[str] = None,
+        token: str | None = None,
         timeout: float = 30.0,
     ) -> Response:
         """
@@ -517,25 +569,29 @@ class KubeAPIProcess:
             connection.request(method, path, body=body, headers=all_headers)
             response = connection.getresponse()
             data = response.read()
-            return Response(
-                response.status, {k.lower(): v for k, v in response.getheaders()}, data
-            )
+            return Response(response.status, {k.lower(): v for k, v in response.getheaders()}, data)
         finally:
             connection.close()
 
     def kubectl(
         self,
         *args: str,
-        input: Optional[str] = None,
+        input: str | None = None,
         check: bool = True,
-        env: Optional[Mapping[str, str]] = None,
+        env: Mapping[str, str] | None = None,
         timeout: float = KUBECTL_TIMEOUT,
     ) -> subprocess.CompletedProcess:
         """L{kubectl} with this server's admin kubeconfig and a per-server discovery cache."""
         environment = {"KUBECACHEDIR": self.cache_dir}
         environment.update(env or {})
-        return kubectl(*args, kubeconfig=self.kubeconfig, input=input, check=check,
-                       env=environment, timeout=timeout)
+        return kubectl(
+            *args,
+            kubeconfig=self.kubeconfig,
+            input=input,
+            check=check,
+            env=environment,
+            timeout=timeout,
+        )
 
     def kubectl_popen(self, *args: str, **kwargs: Any) -> subprocess.Popen:
         """A running C{kubectl} with this server's kubeconfig (text pipes for its output)."""
@@ -544,8 +600,12 @@ class KubeAPIProcess:
         environment["KUBECACHEDIR"] = self.cache_dir
         return subprocess.Popen(
             [venv_binary("kubectl"), f"--kubeconfig={self.kubeconfig}", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-            text=True, env=environment, **kwargs,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=environment,
+            **kwargs,
         )
 
     def api_client(self):
@@ -567,8 +627,8 @@ class _ClassState:
     def __init__(self, remaining: int) -> None:
         self.remaining = remaining
         self.value: Any = None
-        self.error: Optional[BaseException] = None
-        self.closer: Optional[Callable[[], None]] = None
+        self.error: BaseException | None = None
+        self.closer: Callable[[], None] | None = None
 
 
 _class_states: dict[type, _ClassState] = {}
@@ -593,7 +653,7 @@ def class_fixture(case: Any, factory: Callable[[], Any], closer: Callable[[Any],
         state = _class_states[cls] = _ClassState(len(_test_names(cls)))
         try:
             state.value = factory()
-        except BaseException as e:
+        except Exception as e:  # noqa: BLE001 -- reported to every test of the class
             state.error = e
         else:
             value = state.value
@@ -659,3 +719,133 @@ def table_headers(text: str) -> list[str]:
 def by_name(rows: Iterable[dict[str, str]], column: str = "NAME") -> dict[str, dict[str, str]]:
     """Rows keyed by their C{column} cell."""
     return {row[column]: row for row in rows}
+
+
+# --------------------------------------------------------------------------------------------
+# The shared server of a test class
+
+
+@dataclass
+class ServerFixture:
+    """The processes one test class shares."""
+
+    server: KubeAPIProcess
+    etcd: EtcdProcess | None = None
+    notify: socket.socket | None = None
+    work_dir: str | None = None
+
+    def close(self) -> None:
+        self.server.cleanup()
+        if self.etcd is not None:
+            self.etcd.stop()
+        if self.notify is not None:
+            self.notify.close()
+        if self.work_dir is not None:
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+
+
+class ServerTestMixin:
+    """
+    Gives each test C{self.server} (a L{KubeAPIProcess} shared by the class) and
+    L{namespace}/L{get_json} helpers.
+
+    @cvar use_etcd: run the server on a real etcd instead of the embedded store.
+    @cvar server_args: extra C{kubeapi} flags.
+    """
+
+    use_etcd = False
+    server_args: tuple[str, ...] = ()
+
+    @classmethod
+    def start_fixture(cls) -> ServerFixture:
+        etcd = None
+        if cls.use_etcd:
+            etcd = EtcdProcess()
+            etcd.start()
+        server = KubeAPIProcess(etcd_url=etcd.url if etcd else None, extra_args=cls.server_args)
+        try:
+            server.start()
+        except BaseException:
+            server.cleanup()
+            if etcd is not None:
+                etcd.stop()
+            raise
+        return ServerFixture(server, etcd)
+
+    def setUp(self) -> None:
+        self.fixture = class_fixture(self, type(self).start_fixture, ServerFixture.close)
+        self.server = self.fixture.server
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def namespace(self) -> str:
+        """Create a fresh namespace for this test (named after it) and return its name."""
+        base = re.sub(r"[^a-z0-9]+", "-", self._testMethodName.lower()).strip("-")
+        name = unique_name(base[:50].strip("-"))
+        self.create(None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        return name
+
+    def create(self, namespace: str | None, *objects: dict) -> list[str]:
+        """
+        C{kubectl create -f -} of C{objects} (sent as JSON documents, so kubectl posts them as
+        JSON); returns kubectl's output lines.
+        """
+        args = ["create", "-f", "-"]
+        if namespace is not None:
+            args += ["-n", namespace]
+        text = "\n".join(json.dumps(o) for o in objects)
+        return self.server.kubectl(*args, input=text).stdout.splitlines()
+
+    def create_configmap(self, namespace: str, name: str, data: dict | None = None) -> dict:
+        """Create a ConfigMap (as JSON) and return it as the server answered."""
+        document = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+        if data is not None:
+            document["data"] = data
+        out = self.server.kubectl(
+            "create", "-n", namespace, "-f", "-", "-o", "json", input=json.dumps(document)
+        ).stdout
+        return json.loads(out)
+
+    def get_json(self, namespace: str | None, *what: str) -> dict:
+        """C{kubectl get <what> -o json} (in C{namespace} when given), decoded."""
+        args = ["get", *what, "-o", "json"]
+        if namespace is not None:
+            args += ["-n", namespace]
+        return json.loads(self.server.kubectl(*args).stdout)
+
+    def names(self, namespace: str, resource: str) -> list[str]:
+        """C{kubectl get <resource> -o name} in C{namespace}, as a list."""
+        out = self.server.kubectl("get", resource, "-n", namespace, "-o", "name").stdout
+        return [n for n in out.split() if n != f"configmap/{ROOT_CA_CONFIGMAP}"]
+
+    def apply_files(self, namespace: str, *names: str) -> list[str]:
+        """C{kubectl apply -f} each manifest (unchanged); returns kubectl's output lines."""
+        args = ["apply", "-n", namespace]
+        for name in names:
+            args += ["-f", str(manifest_path(name))]
+        return self.server.kubectl(*args).stdout.splitlines()
+
+    def temp_file(self, content: str, suffix: str = ".yaml") -> str:
+        """A temporary file holding C{content}, removed after the test."""
+        fd, path = tempfile.mkstemp(suffix=suffix, prefix="kubetwist-it-")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(content)
+        self.addCleanup(os.remove, path)
+        return path
+
+    def assertStatus(self, response, code: int, reason: str) -> dict:
+        """Assert a raw answer is a C{Status} failure with C{code} and C{reason}; return it."""
+        self.assertEqual(response.status, code, response.body)
+        status = response.json()
+        self.assertEqual(
+            (
+                status.get("kind"),
+                status.get("apiVersion"),
+                status.get("status"),
+                status.get("code"),
+                status.get("reason"),
+            ),
+            ("Status", "v1", "Failure", code, reason),
+            status,
+        )
+        return status
