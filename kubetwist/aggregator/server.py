@@ -53,6 +53,13 @@ def _name_ok(name: str, prefix: bool) -> list[str]:
     return []
 
 
+def _default(obj: dict) -> None:
+    """Upstream C{SetDefaults_ServiceReference}: C{spec.service.port} 443."""
+    svc = (obj.get("spec") or {}).get("service")
+    if isinstance(svc, dict) and svc.get("port") is None:
+        svc["port"] = 443
+
+
 def _prepare_create(obj: dict) -> None:
     obj["status"] = obj.get("status") or {}
 
@@ -103,7 +110,7 @@ APISERVICE_TABLE = TableConvertor(
 )
 
 STRATEGIES = {
-    "apiservices": Strategy(kind="APIService", group=GROUP, namespaced=False,
+    "apiservices": Strategy(kind="APIService", group=GROUP, namespaced=False, default=_default,
                             prepare_for_create=_prepare_create, prepare_for_update=_prepare_update,
                             validate=_validate, validate_update=lambda n, o: _validate(n),
                             table=APISERVICE_TABLE),

@@ -23,8 +23,9 @@ import base64
 import json
 import re
 import struct
-from datetime import datetime, timedelta, timezone
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from kubetwist.runtime import errors
 from kubetwist.runtime.errors import StatusError
@@ -41,7 +42,7 @@ CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
 
 _U64 = (1 << 64) - 1
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: C{time.Time{}.Unix()}: Go's zero time, 0001-01-01T00:00:00Z.
 _ZERO_TIME_SECONDS = -62135596800
 _QUANTITY_RE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
@@ -66,7 +67,7 @@ class ProtobufDecodeError(StatusError):
     @ivar gvk: C{(group, version, kind)} from the envelope, or C{None} if it was unreadable.
     """
 
-    def __init__(self, detail: str, gvk: Optional[tuple[str, str, str]], body: bytes,
+    def __init__(self, detail: str, gvk: tuple[str, str, str] | None, body: bytes,
                  target_kind: str = "") -> None:
         self.detail = detail
         self.gvk = gvk
@@ -204,7 +205,7 @@ def _short(type_name: str) -> str:
     return type_name.rsplit(".", 1)[-1]
 
 
-def format_time(seconds: int, nanos: int = 0, micro: bool = False) -> Optional[str]:
+def format_time(seconds: int, nanos: int = 0, micro: bool = False) -> str | None:
     """
     C{metav1.Time}/C{MicroTime} JSON: RFC 3339 in UTC (C{2024-01-02T03:04:05Z}, or with six
     fractional digits for MicroTime); C{None} (JSON null) for Go's zero time.
@@ -214,10 +215,11 @@ def format_time(seconds: int, nanos: int = 0, micro: bool = False) -> Optional[s
     try:
         t = _EPOCH + timedelta(seconds=seconds)
     except OverflowError:
-        raise ProtobufError(f"Time.MarshalJSON: year outside of range [0,9999]")
+        raise ProtobufError("Time.MarshalJSON: year outside of range [0,9999]")
+    text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
     if micro:
-        return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{nanos // 1000:06d}Z"
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return text + f".{nanos // 1000:06d}Z"
+    return text + "Z"
 
 
 def parse_time(value: Any) -> tuple[int, int]:
@@ -235,7 +237,7 @@ def parse_time(value: Any) -> tuple[int, int]:
         text = m.group(1) + m.group(3)
     t = datetime.fromisoformat(text)
     if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
+        t = t.replace(tzinfo=UTC)
     delta = t - _EPOCH
     return delta.days * 86400 + delta.seconds, frac_nanos
 
@@ -336,7 +338,7 @@ def _decode_timestamp(data: bytes) -> tuple[int, int]:
     return seconds, nanos
 
 
-def _raw_field(data: bytes, message: str) -> Optional[bytes]:
+def _raw_field(data: bytes, message: str) -> bytes | None:
     raw = None
     for number, wire, value in iter_fields(data, message):
         if number == 1:
@@ -346,7 +348,7 @@ def _raw_field(data: bytes, message: str) -> Optional[bytes]:
     return raw
 
 
-def _decode_special(type_name: str, data: Optional[bytes]) -> Any:
+def _decode_special(type_name: str, data: bytes | None) -> Any:
     """The JSON value of a special type from its message bytes (C{None}: field absent)."""
     if type_name in ("Time", "MicroTime"):
         if not data:
@@ -539,7 +541,7 @@ def _parse_api_version(api_version: str) -> tuple[str, str]:
     return "", api_version
 
 
-def split_envelope(body: bytes) -> tuple[str, str, Optional[bytes], str, str]:
+def split_envelope(body: bytes) -> tuple[str, str, bytes | None, str, str]:
     """
     Read the envelope: C{(apiVersion, kind, raw, contentEncoding, contentType)}.
 
@@ -579,7 +581,7 @@ def split_envelope(body: bytes) -> tuple[str, str, Optional[bytes], str, str]:
     return api_version, kind, raw, encoding, ctype
 
 
-def decode(body: bytes, default_gvk: Optional[tuple[str, str, str]] = None) -> dict:
+def decode(body: bytes, default_gvk: tuple[str, str, str] | None = None) -> dict:
     """
     Decode a protobuf request or response body into the JSON-shaped object.
 
@@ -618,6 +620,8 @@ def decode(body: bytes, default_gvk: Optional[tuple[str, str, str]] = None) -> d
         fields = decode_message(type_name, raw or b"")
     except ProtobufError as e:
         raise ProtobufDecodeError(str(e), gvk, body, target)
+    except RecursionError:
+        raise ProtobufDecodeError("proto: message nested too deeply", gvk, body, target)
     out: dict[str, Any] = {"kind": kind, "apiVersion": f"{group}/{version}" if group else version}
     out.update(fields)
     return out

@@ -28,7 +28,6 @@ The registry below resolves rows into L{FieldDef}s keyed by full type name
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from kubetwist.runtime.types import (
     apps_v1,
@@ -176,7 +175,7 @@ KINDS: dict[tuple[str, str, str], str]
 TYPES, KINDS = _build()
 
 
-def lookup_kind(group: str, version: str, kind: str) -> Optional[str]:
+def lookup_kind(group: str, version: str, kind: str) -> str | None:
     """
     The full type name for a kind, or C{None}.
 
