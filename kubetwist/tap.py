@@ -13,12 +13,10 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-import socket
 import sys
-from typing import Any, Optional
+from typing import Optional
 
 from twisted.application.service import MultiService
-from twisted.internet import defer, task
 from twisted.logger import Logger
 from twisted.python import usage
 

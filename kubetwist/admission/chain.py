@@ -9,7 +9,7 @@ by raising a L{kubetwist.runtime.errors.StatusError} (usually 403 Forbidden or 4
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
 from kubetwist.registry.generic.store import Admission

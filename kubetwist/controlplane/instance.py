@@ -8,7 +8,7 @@ C{kubernetes} Service and its Endpoints).
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from kubetwist.admission.chain import AdmissionChain

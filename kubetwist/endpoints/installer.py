@@ -13,14 +13,14 @@ DELETE}) and subresource routes, under C{/namespaces/<namespace>/} for namespace
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
 from klein import Klein
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 from werkzeug.routing import RequestRedirect
 
 from kubetwist.endpoints.discovery import (
-    SUBRESOURCE_VERBS, DiscoveredResource, api_resource_list,
+    DiscoveredResource, api_resource_list,
 )
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.responses import funnel

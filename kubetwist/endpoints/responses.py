@@ -15,7 +15,6 @@ from typing import Any, Callable, Optional
 
 from twisted.internet.defer import CancelledError, ensureDeferred
 from twisted.logger import Logger
-from twisted.web.server import NOT_DONE_YET
 
 from kubetwist.runtime import codec, errors
 

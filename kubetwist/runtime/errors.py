@@ -181,8 +181,8 @@ def new_unsupported_media_type(content_type: str) -> StatusError:
     """415 C{UnsupportedMediaType}."""
     return make_status(
         415, "UnsupportedMediaType",
-        f'the body of the request was in an unknown format - accepted media types include: '
-        f'application/json, application/yaml, application/vnd.kubernetes.protobuf',
+        'the body of the request was in an unknown format - accepted media types include: '
+        'application/json, application/yaml, application/vnd.kubernetes.protobuf',
     )
 
 

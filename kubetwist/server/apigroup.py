@@ -10,7 +10,7 @@ L{APIGroupVersion}.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from kubetwist.endpoints.discovery import SUBRESOURCE_VERBS
 from kubetwist.endpoints.handlers.rest import ResourceHandlers

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable, Optional
 from urllib.parse import parse_qs
 
-from twisted.internet.defer import ensureDeferred
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET
 
@@ -213,7 +212,7 @@ class Director(Resource):
                 else:
                     write_status_error(request, errors.make_status(
                         405, "MethodNotAllowed",
-                        f"the server does not allow this method on the requested resource", {}))
+                        "the server does not allow this method on the requested resource", {}))
                 return NOT_DONE_YET
             found = agv.match(method, path)
             if found == "ok":

@@ -10,9 +10,8 @@ C{/<endpoint>/<check>} runs one check alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, Callable, Optional
 
-from twisted.internet.defer import ensureDeferred
 
 
 @dataclass

@@ -13,7 +13,7 @@ per kind without properties.  Field schemas (for C{kubectl explain}) are separat
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable
+from typing import Any
 
 from kubetwist.endpoints.installer import APIGroupVersion
 from kubetwist.endpoints.responses import funnel, write_body

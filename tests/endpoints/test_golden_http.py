@@ -94,7 +94,6 @@ class GoldenDryRunTests(KubeTestCase):
                 if code != 201 or normalise(body) != v["response"]:
                     failures.append(f"{v['file']}#{v['index']}: {code}")
             else:
-                message = v["error"].split("error when creating", 1)[0]
                 if code < 400 or body.get("message") not in v["error"]:
                     failures.append(f"{v['file']}#{v['index']}: {code} {body}")
         self.assertEqual(failures, [])

@@ -487,8 +487,13 @@ class KubeAPIProcess:
         return returncode
 
     def cleanup(self) -> None:
-        """Stop the server and remove its temporary directory.  Idempotent."""
+        """
+        Stop the server and remove its temporary directory (kept, with the log, when
+        C{KUBETWIST_KEEP_LOGS} is set in the environment).  Idempotent.
+        """
         self.stop()
+        if os.environ.get("KUBETWIST_KEEP_LOGS"):
+            return
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
     def log_tail(self, lines: int = 80) -> str:

@@ -32,7 +32,6 @@ from kubetwist.storage.interfaces import (
     SelectionPredicate,
     TooLargeResourceVersionError,
     Watch,
-    WatchEvent,
 )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import random
-from typing import Any, Optional
+from typing import Optional
 
 from kubetwist.storage.interfaces import IStorage
 

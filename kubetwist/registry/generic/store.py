@@ -14,10 +14,10 @@ unreachable -> 503), so handlers only ever see API errors.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Optional
 
-from twisted.internet.defer import Deferred, ensureDeferred
+from twisted.internet.defer import Deferred
 
 from kubetwist.apimachinery import field as fielderr
 from kubetwist.apimachinery.meta import generate_name, new_uid, now_rfc3339
@@ -343,7 +343,6 @@ class Store:
         """
         key = self.key(namespace, name)
         created = False
-        dry_run_result: dict = {}
 
         async def try_update(current: Optional[dict]) -> dict:
             nonlocal created
