@@ -38,7 +38,14 @@ def write_body(request: Any, code: int, body: bytes, content_type: str) -> None:
 
 def write_object(request: Any, code: int, obj: Any, media_type: str = codec.JSON,
                  content_type: Optional[str] = None) -> None:
-    """Encode C{obj} as C{media_type} (JSON or YAML) and write it with C{code}."""
+    """Encode C{obj} as C{media_type} (JSON, YAML, or protobuf where the kind has a protobuf
+    definition, else JSON) and write it with C{code}."""
+    if media_type == codec.PROTOBUF:
+        from kubetwist.runtime import protobuf
+
+        group, _, version = (obj.get("apiVersion") or "").rpartition("/")
+        if not protobuf.can_encode(group, version, obj.get("kind", "")):
+            media_type, content_type = codec.JSON, None
     write_body(request, code, codec.encode(obj, media_type), content_type or media_type)
 
 

@@ -3,7 +3,9 @@
 Wire encodings and content negotiation: upstream C{k8s.io/apimachinery/pkg/runtime/serializer}
 (json, yaml) and C{k8s.io/apiserver/pkg/endpoints/handlers/negotiation}.
 
-kubetwist speaks JSON and YAML (no protobuf): a client that accepts only protobuf gets 406.
+kubetwist answers JSON or YAML; protobuf request bodies of built-in kinds are decoded by
+L{kubetwist.runtime.protobuf}, and a client that accepts only protobuf gets protobuf where the
+kind has a protobuf definition.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH_YAML = "application/apply-patch+yaml"
+PROTOBUF = "application/vnd.kubernetes.protobuf"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML)
 
 
@@ -109,9 +112,13 @@ def encode_yaml(obj: Any) -> bytes:
 
 
 def encode(obj: Any, media_type: str) -> bytes:
-    """Encode C{obj} as JSON or YAML by bare media type."""
+    """Encode C{obj} as JSON, YAML or (built-in kinds) protobuf, by bare media type."""
     if media_type == YAML:
         return encode_yaml(obj)
+    if media_type == PROTOBUF:
+        from kubetwist.runtime import protobuf
+
+        return protobuf.encode(obj)
     return encode_json(obj)
 
 

@@ -283,11 +283,73 @@ class ListTests(KubeTestCase):
         self.assertEqual(code, 200)
         self.assertIn("kind: ConfigMap\n", text)
 
-    def test_protobuf_only_is_406(self):
-        """A client accepting only protobuf gets 406."""
-        code, st, _ = self.request("GET", "/api/v1/namespaces/default/configmaps",
-                                   headers={"Accept": "application/vnd.kubernetes.protobuf"})
+    def test_protobuf_only_gets_protobuf(self):
+        """A client accepting only protobuf gets the list as protobuf."""
+        from kubetwist.runtime import protobuf
+
+        d = self.treq.get("https://kubetwist.test/api/v1/namespaces/default/configmaps",
+                          headers={"Authorization": ["Bearer admin-token"],
+                                   "Accept": ["application/vnd.kubernetes.protobuf"]})
+        self.treq.flush()
+        response = self.successResultOf(d)
+        self.assertEqual(response.headers.getRawHeaders("Content-Type"),
+                         ["application/vnd.kubernetes.protobuf"])
+        lst = protobuf.decode(self.successResultOf(response.content()))
+        self.assertEqual(lst["kind"], "ConfigMapList")
+        self.assertEqual(len(lst["items"]), 8)
+
+    def test_protobuf_table_is_406(self):
+        """A Table asked for only in protobuf is 406 NotAcceptable."""
+        code, st, _ = self.request("GET", "/api/v1/namespaces/default/configmaps", headers={
+            "Accept": "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"})
         self.assertEqual((code, st["reason"]), (406, "NotAcceptable"))
+
+
+class ProtobufBodyTests(KubeTestCase):
+    """Request bodies as kubectl 1.37's typed clients send them (captured protobuf)."""
+
+    def body(self, name):
+        import os
+
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        with open(os.path.join(here, "runtime", "fixtures", name), "rb") as f:
+            return f.read()
+
+    def post(self, path, fixture):
+        return self.request("POST", path, self.body(fixture),
+                            content_type="application/vnd.kubernetes.protobuf")
+
+    def test_create_namespace_and_configmap(self):
+        """kubectl create namespace / configmap bodies create the objects."""
+        code, ns, _ = self.post("/api/v1/namespaces", "kubectl-create-namespace.pb")
+        self.assertEqual(code, 201, ns)
+        self.assertEqual(ns["status"], {"phase": "Active"})
+        code, cm, _ = self.post(f"/api/v1/namespaces/default/configmaps",
+                                "kubectl-create-configmap.pb")
+        self.assertEqual(code, 201, cm)
+        self.assertEqual(cm["kind"], "ConfigMap")
+        self.assertTrue(cm["data"])
+
+    def test_create_deployment_defaults(self):
+        """kubectl create deployment's protobuf body is defaulted like JSON input."""
+        code, dep, _ = self.post("/apis/apps/v1/namespaces/default/deployments",
+                                 "kubectl-create-deployment.pb")
+        self.assertEqual(code, 201, dep)
+        self.assertEqual(dep["spec"]["strategy"]["type"], "RollingUpdate")
+        c = dep["spec"]["template"]["spec"]["containers"][0]
+        self.assertEqual(c["terminationMessagePath"], "/dev/termination-log")
+
+    def test_protobuf_to_wrong_url_is_400(self):
+        """A protobuf ConfigMap posted to the secrets URL is refused like JSON would be."""
+        code, st, _ = self.post("/api/v1/namespaces/default/secrets", "kubectl-create-configmap.pb")
+        self.assertEqual((code, st["reason"]), (400, "BadRequest"))
+
+    def test_malformed_protobuf_is_400(self):
+        """Truncated protobuf is 400 BadRequest."""
+        body = self.body("kubectl-create-configmap.pb")[:-5]
+        code, st, _ = self.request("POST", "/api/v1/namespaces/default/configmaps", body,
+                                   content_type="application/vnd.kubernetes.protobuf")
+        self.assertEqual((code, st["reason"]), (400, "BadRequest"))
 
 
 class ServiceTests(KubeTestCase):

@@ -50,8 +50,10 @@ def negotiate(request: Any, allow_transform: bool = True) -> Output:
     """
     header = request.getHeader(b"accept")
     ranges = codec.parse_accept(header.decode("latin-1") if header else None)
+    protobuf_ok = False
     for r in ranges:
-        if r.type in ("application/vnd.kubernetes.protobuf",):
+        if r.type == codec.PROTOBUF:
+            protobuf_ok = protobuf_ok or not r.as_kind
             continue
         media = codec.YAML if r.type == codec.YAML else codec.JSON
         if r.type not in (codec.JSON, codec.YAML, "*/*", "application/*"):
@@ -71,6 +73,8 @@ def negotiate(request: Any, allow_transform: bool = True) -> Output:
                 )
             continue
         return Output("object", media, media)
+    if protobuf_ok:
+        return Output("object", codec.PROTOBUF, codec.PROTOBUF)
     raise errors.new_not_acceptable(
         "application/json, application/yaml, application/vnd.kubernetes.protobuf"
     )
@@ -141,6 +145,13 @@ class ResourceHandlers:
         ctype = codec.content_type_of(
             (request.getHeader(b"content-type") or b"application/json").decode("latin-1")
         )
+        if ctype == codec.PROTOBUF:
+            obj = self.decode_protobuf(body)
+            self.check_kind(obj, body)
+            obj.setdefault("metadata", {})
+            if obj["metadata"] is None:
+                obj["metadata"] = {}
+            return obj
         if ctype not in (codec.JSON, codec.YAML, "application/x-yaml", "text/yaml", ""):
             raise errors.new_unsupported_media_type(ctype)
         try:
@@ -167,6 +178,23 @@ class ResourceHandlers:
         if obj.get("metadata") is None:
             obj["metadata"] = {}
         return obj
+
+    def decode_protobuf(self, body: bytes) -> dict:
+        """A protobuf body (C{application/vnd.kubernetes.protobuf}) as its JSON-shaped dict.
+
+        @raise StatusError: 400 BadRequest (malformed), 415 UnsupportedMediaType (a kind with
+            no protobuf definition, e.g. a custom resource)."""
+        from kubetwist.runtime import protobuf
+
+        try:
+            return protobuf.decode(body, default_gvk=(self.spec.group, self.spec.version,
+                                                      self.spec.kind))
+        except protobuf.UnsupportedKindError:
+            raise errors.make_status(
+                415, "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: application/json, application/yaml (protobuf is not supported for "
+                f"{self.spec.kind})") from None
 
     def check_kind(self, obj: dict, body: bytes = b"") -> None:
         kind = obj.get("kind")
@@ -483,6 +511,10 @@ def _optional_body(request: Any) -> Optional[dict]:
     if not body.strip():
         return None
     ctype = codec.content_type_of((request.getHeader(b"content-type") or b"").decode("latin-1"))
+    if ctype == codec.PROTOBUF:
+        from kubetwist.runtime import protobuf
+
+        return protobuf.decode(body, default_gvk=("", "v1", "DeleteOptions"))
     try:
         obj = codec.decode_body(body, ctype or codec.JSON)
     except codec.JSONSyntaxError as e:
