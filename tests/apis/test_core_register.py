@@ -1,0 +1,62 @@
+"""Tests for L{kubetwist.apis.core.register}."""
+
+from __future__ import annotations
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from kubetwist.apis.core import register
+from kubetwist.apis.core.printers import SERVICE_TABLE
+
+
+class RegisterTests(SynchronousTestCase):
+    def test_resources(self) -> None:
+        """The core resources carry upstream's short names, categories and subresources."""
+        table = {
+            r.resource: (
+                r.kind,
+                r.singular,
+                r.namespaced,
+                r.short_names,
+                r.categories,
+                r.subresources,
+            )
+            for r in register.RESOURCES
+        }
+        self.assertEqual(
+            table["namespaces"],
+            ("Namespace", "namespace", False, ["ns"], [], ["finalize", "status"]),
+        )
+        self.assertEqual(
+            table["services"], ("Service", "service", True, ["svc"], ["all"], ["status"])
+        )
+        self.assertEqual(table["pods"], ("Pod", "pod", True, ["po"], ["all"], ["status"]))
+        self.assertEqual(table["endpoints"][:4], ("Endpoints", "endpoints", True, ["ep"]))
+        self.assertEqual(table["events"][3], ["ev"])
+        self.assertEqual(table["configmaps"][3], ["cm"])
+        self.assertEqual(table["serviceaccounts"][3], ["sa"])
+        self.assertEqual(table["secrets"][3], [])
+        self.assertEqual((register.GROUP, register.VERSION), ("", "v1"))
+
+    def test_strategies(self) -> None:
+        """Every resource and subresource served has a strategy; kinds and scopes agree."""
+        self.assertEqual(
+            sorted(register.STRATEGIES),
+            [
+                "configmaps",
+                "endpoints",
+                "events",
+                "namespaces",
+                "namespaces/finalize",
+                "namespaces/status",
+                "pods",
+                "pods/status",
+                "secrets",
+                "serviceaccounts",
+                "services",
+                "services/status",
+            ],
+        )
+        for r in register.RESOURCES:
+            strategy = register.STRATEGIES[r.resource]
+            self.assertEqual((strategy.kind, strategy.namespaced), (r.kind, r.namespaced))
+        self.assertIs(register.STRATEGIES["services"].table, SERVICE_TABLE)
