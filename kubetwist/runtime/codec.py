@@ -184,6 +184,13 @@ def decode_body(body: bytes, content_type: str) -> Any:
         depends on what was being decoded).
     """
     if content_type in (YAML, "application/x-yaml", "text/yaml", APPLY_PATCH_YAML):
+        if body.lstrip()[:1] in (b"{", b"["):
+            # JSON is YAML: kubectl sends server-side apply bodies as JSON, and the JSON
+            # parser is far faster on large objects (800 KB CRDs)
+            try:
+                return orjson.loads(body)
+            except orjson.JSONDecodeError:
+                pass
         try:
             return yaml.load(body, Loader=_Loader)
         except yaml.YAMLError as e:
