@@ -379,3 +379,23 @@ class ServiceTests(KubeTestCase):
         self.assertEqual(svc["spec"]["clusterIP"], "10.0.0.1")
         code, ep, _ = self.request("GET", "/api/v1/namespaces/default/endpoints/kubernetes")
         self.assertEqual(ep["subsets"][0]["addresses"], [{"ip": "192.0.2.10"}])
+
+
+class CreateResourceVersionTests(KubeTestCase):
+    def test_resource_version_on_create_is_refused(self):
+        """A create carrying metadata.resourceVersion fails as upstream's storage does (500)."""
+        body = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "rv", "resourceVersion": "12"}}
+        code, st, _ = self.request("POST", "/api/v1/namespaces/default/configmaps", body)
+        self.assertEqual((code, st["reason"]), (500, "InternalError"))
+        self.assertEqual(st["message"], "Internal error occurred: resourceVersion should not be "
+                                        "set on objects to be created")
+        self.assertEqual(self.request("GET", "/api/v1/namespaces/default/configmaps/rv")[0], 404)
+
+    def test_dry_run_ignores_resource_version(self):
+        """Under dryRun=All the storage check does not run (upstream's dry-run storage)."""
+        body = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "rv", "resourceVersion": "12"}}
+        code, _, _ = self.request("POST", "/api/v1/namespaces/default/configmaps?dryRun=All",
+                                  body)
+        self.assertEqual(code, 201)

@@ -291,6 +291,8 @@ class Store:
             mismatch), admission's errors.
         """
         obj = self._typed(obj)
+        given_rv = (obj.get("metadata") or {}).get("resourceVersion") \
+            if isinstance(obj.get("metadata"), dict) else None
         await admission.mutate("CREATE", obj, None)
         self._name_errors(obj)
         # upstream BeginCreate (allocations) runs before BeforeCreate (prepare, validate)
@@ -311,6 +313,10 @@ class Store:
             if existing is not None:
                 raise errors.new_already_exists(self.spec.group, self.spec.resource, name)
             return obj
+        if given_rv and given_rv != "0":
+            # upstream's etcd3 store refuses this with a plain error: a 500 to the client
+            raise errors.new_internal_error(
+                "resourceVersion should not be set on objects to be created")
         try:
             out = await self.storage.create(self.key(namespace, name), obj)
         except Exception as e:
