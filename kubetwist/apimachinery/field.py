@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+import math
+from decimal import Decimal
+
 import orjson
 
 #: Sentinel: "do not print the bad value" (upstream C{omitValue}).
@@ -80,13 +83,41 @@ class Path:
         return hash(str(self))
 
 
+def go_float(f: float) -> str:
+    """A float64 as Go's C{%v} prints it (C{strconv.FormatFloat(f, 'g', -1, 64)}): shortest
+    digits, exponent form when the exponent is < -4 or >= 6 (C{2e+06}, C{3}, C{0.5},
+    C{123456}, C{1.234567e+06}, C{1e-05})."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    sign, digit_tuple, exponent = Decimal(repr(f)).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    nd = len(digits)
+    dp = nd + int(exponent)
+    exp = dp - 1
+    neg = "-" if sign else ""
+    if exp < -4 or exp >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if nd > 1 else "")
+        return f"{neg}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+    if dp <= 0:
+        return f"{neg}0.{'0' * -dp}{digits}"
+    if dp >= nd:
+        return f"{neg}{digits}{'0' * (dp - nd)}"
+    return f"{neg}{digits[:dp]}.{digits[dp:]}"
+
+
 def _go_value(value: Any) -> str:
     """Print a bad value the way upstream's C{ErrorBody} does (C{%q} for strings, C{%v} else)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
         return orjson.dumps(value).decode()

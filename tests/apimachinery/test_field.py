@@ -1,0 +1,26 @@
+"""Field errors print values as upstream (Go's %v / %q)."""
+
+from twisted.trial.unittest import SynchronousTestCase
+
+from kubetwist.apimachinery import field
+from kubetwist.apimachinery.field import go_float
+
+
+class GoFloatTests(SynchronousTestCase):
+    def test_go_float_formatting(self):
+        """Floats print as strconv.FormatFloat(f, 'g', -1, 64)."""
+        cases = {3.0: "3", 2000000.0: "2e+06", 0.5: "0.5", 123456.0: "123456",
+                 1234567.0: "1.234567e+06", 0.00001: "1e-05", 0.0001: "0.0001",
+                 -2.5: "-2.5", 1.5e300: "1.5e+300", 0.0: "0"}
+        for value, text in cases.items():
+            self.assertEqual(go_float(value), text, value)
+
+    def test_invalid_float_value_message(self):
+        """An Invalid error with a float bad value prints it Go-style."""
+        e = field.invalid("spec.x", 3.0, "must be an integer")
+        self.assertEqual(e.error(), "spec.x: Invalid value: 3: must be an integer")
+
+    def test_strings_quoted(self):
+        """Strings are quoted as Go's %q."""
+        e = field.invalid("a", 'x"y', "d")
+        self.assertEqual(e.error(), 'a: Invalid value: "x\\"y": d')
