@@ -26,7 +26,8 @@ log = Logger()
 KUBERNETES_VERSION = "v1.32.0"
 
 _GROUPS = [
-    ("Etcd flags", ["etcd-servers", "etcd-prefix"]),
+    ("Etcd flags", ["encryption-provider-config", "etcd-servers", "etcd-prefix",
+                    "etcd-cafile", "etcd-certfile", "etcd-keyfile", "etcd-compaction-interval"]),
     ("Secure serving flags", ["bind-address", "secure-port", "advertise-address", "cert-dir",
                               "tls-cert-file", "tls-private-key-file"]),
     ("Authentication flags", ["client-ca-file", "token-auth-file", "anonymous-auth"]),
@@ -34,7 +35,7 @@ _GROUPS = [
     ("Generic flags", ["max-requests-inflight", "max-mutating-requests-inflight",
                        "min-request-timeout", "request-timeout", "shutdown-delay-duration"]),
     ("Misc flags", ["service-cluster-ip-range", "service-node-port-range"]),
-    ("kubetwist flags", ["data-dir", "write-kubeconfig"]),
+    ("kubetwist flags", ["data-dir", "write-kubeconfig", "reuse-port"]),
 ]
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
@@ -69,6 +70,14 @@ class Options(usage.Options):
         ["etcd-servers", None, "", "List of etcd servers to connect with (scheme://ip:port), "
          "comma separated. Empty: use the embedded store in --data-dir."],
         ["etcd-prefix", None, "/registry", "The prefix to prepend to all resource paths in etcd."],
+        ["etcd-cafile", None, "", "SSL Certificate Authority file used to secure etcd "
+         "communication."],
+        ["etcd-certfile", None, "", "SSL certification file used to secure etcd communication."],
+        ["etcd-keyfile", None, "", "SSL key file used to secure etcd communication."],
+        ["etcd-compaction-interval", None, "5m0s", "The interval of compaction requests. If 0, "
+         "the compaction request from apiserver is disabled."],
+        ["encryption-provider-config", None, "", "The file containing configuration for "
+         "encryption providers to be used for storing secrets in etcd"],
         ["bind-address", None, "0.0.0.0", "The IP address on which to listen for the "
          "--secure-port port."],
         ["secure-port", None, "6443", "The port on which to serve HTTPS with authentication "
@@ -108,6 +117,9 @@ class Options(usage.Options):
          "generated certificates and the admin kubeconfig."],
         ["write-kubeconfig", None, "", "kubetwist: where to write the admin kubeconfig (default "
          "<data-dir>/admin.kubeconfig)."],
+        ["reuse-port", None, "false", "kubetwist: listen with SO_REUSEPORT, so that several "
+         "kubeapi processes on one etcd share --secure-port (the kernel spreads connections "
+         "over them)."],
     ]
 
     def parseOptions(self, options: Optional[list[str]] = None) -> None:
@@ -188,8 +200,14 @@ class Options(usage.Options):
             if not re.match(r"^https?://[^/]+$", s.rstrip("/")):
                 raise usage.UsageError(f'invalid --etcd-servers entry "{s}": want scheme://ip:port')
         o["etcd-servers"] = [s.rstrip("/") for s in servers]
-        if any(s.startswith("https://") for s in servers):
-            raise usage.UsageError("TLS to etcd (https:// in --etcd-servers) is not supported yet")
+        for key in ("etcd-cafile", "etcd-certfile", "etcd-keyfile"):
+            if o[key] and not os.path.isfile(o[key]):
+                raise usage.UsageError(f"--{key}: no such file: {o[key]}")
+            o[key] = os.path.abspath(o[key]) if o[key] else ""
+        if o["etcd-keyfile"] and not o["etcd-certfile"]:
+            raise usage.UsageError("--etcd-keyfile needs --etcd-certfile")
+        o["etcd-compaction-interval"] = parse_duration(o["etcd-compaction-interval"])
+        o["reuse-port"] = str(o["reuse-port"]).lower() in ("true", "1")
         if bool(o["tls-cert-file"]) != bool(o["tls-private-key-file"]):
             raise usage.UsageError("--tls-cert-file and --tls-private-key-file go together")
         for key in ("tls-cert-file", "tls-private-key-file", "client-ca-file", "token-auth-file"):
@@ -202,6 +220,14 @@ class Options(usage.Options):
                 TokenFileAuthenticator.from_file(o["token-auth-file"])
             except (ValueError, OSError) as e:
                 raise usage.UsageError(f"--token-auth-file: {e}")
+        if o["encryption-provider-config"]:
+            from kubetwist.storage.value import EncryptionConfigError, load_encryption_config
+
+            try:
+                load_encryption_config(o["encryption-provider-config"])
+            except EncryptionConfigError as e:
+                raise usage.UsageError(str(e))
+            o["encryption-provider-config"] = os.path.abspath(o["encryption-provider-config"])
         o["data-dir"] = os.path.abspath(o["data-dir"])
         o["cert-dir"] = os.path.abspath(o["cert-dir"] or os.path.join(o["data-dir"], "pki"))
         o["write-kubeconfig"] = os.path.abspath(

@@ -162,6 +162,51 @@ class Aggregator:
                     raise
             await self.set_available(name)
 
+    async def sync_crd_apiservices(self, desired: set) -> None:
+        """
+        Upstream C{crdregistration} + C{autoregister} (sync mode): an APIService
+        C{<version>.<group>} for every CRD group-version in C{desired} (labelled
+        C{kube-aggregator.kubernetes.io/automanaged: "true"}, group priority 1000, version
+        priority 100), and the removal of such APIServices whose group-version is gone.
+        """
+        from kubetwist.registry.generic.store import ListOptions
+
+        label = "kube-aggregator.kubernetes.io/automanaged"
+        for g, v in sorted(desired):
+            name = f"{v}.{g}"
+            want = {"group": g, "version": v, "groupPriorityMinimum": 1000,
+                    "versionPriority": 100}
+
+            async def fix(current: Optional[dict], want: dict = want) -> dict:
+                if current is None:
+                    raise errors.new_not_found(GROUP, "apiservices", name)
+                current.setdefault("metadata", {}).setdefault("labels", {})[label] = "true"
+                current["spec"] = {**(current.get("spec") or {}), **want}
+                return current
+
+            try:
+                await self.apiservices.create("", {
+                    "apiVersion": f"{GROUP}/{VERSION}", "kind": "APIService",
+                    "metadata": {"name": name, "labels": {label: "true"}}, "spec": want})
+            except errors.StatusError as e:
+                if e.code != 409:
+                    raise
+                await self.apiservices.update("", name, fix)
+            await self.set_available(name)
+        local = set(self.local_group_versions())
+        lst = await self.apiservices.list("", ListOptions())
+        for item in lst["items"]:
+            meta = item.get("metadata") or {}
+            spec = item.get("spec") or {}
+            gv = (spec.get("group", ""), spec.get("version", ""))
+            if (meta.get("labels") or {}).get(label) == "true" and gv not in desired \
+                    and gv not in local:
+                try:
+                    await self.apiservices.delete("", meta["name"])
+                except errors.StatusError as e:
+                    if e.code != 404:
+                        raise
+
     async def set_available(self, name: str) -> None:
         from kubetwist.apimachinery.meta import now_rfc3339
 

@@ -1,25 +1,46 @@
-# -*- test-case-name: tests.apiextensions.test_server -*-
+# -*- test-case-name: tests.apiextensions.test_customresources -*-
 """
-The apiextensions-apiserver, last of the chain: upstream C{k8s.io/apiextensions-apiserver}.
+The apiextensions-apiserver, last of the chain: upstream C{k8s.io/apiextensions-apiserver}
+(C{pkg/apiserver/apiserver.go}, C{pkg/registry/customresourcedefinition}).
 
-This first cut stores, validates (names) and lists C{apiextensions.k8s.io/v1}
-CustomResourceDefinitions and sets their C{NamesAccepted}/C{Established} conditions (the naming
-and establishing controllers, collapsed into a post-create step).  Serving the custom resources
-themselves is separate work.
+It stores C{apiextensions.k8s.io/v1} CustomResourceDefinitions (validated and defaulted as
+upstream; deleting one adds the C{customresourcecleanup.apiextensions.k8s.io} finalizer and a
+C{Terminating} condition instead of deleting at once) and serves their custom resources: each
+served version becomes an L{APIGroupVersion} installed on this server while it runs, rebuilt
+whenever a CRD of its group changes and removed when none is left.  The CRD controllers
+(L{kubetwist.apiextensions.controllers.CRDController}) run as the post-start hook
+C{start-apiextensions-controllers}.
+
+Wiring hooks set by the assembly: L{APIExtensionsServer.apiservice_sync} (the aggregator's
+CRD registration) and L{APIExtensionsServer.conversion_client_factory} (the TLS client of
+conversion webhooks).
 """
 
 from __future__ import annotations
 
-import copy
-from typing import Any, Optional
+import json
+from collections.abc import Callable
+from typing import Any
 
-from kubetwist.apimachinery import field as fe
-from kubetwist.apimachinery.field import Path
+from twisted.logger import Logger
+
+from kubetwist.apiextensions import controllers as ctl
+from kubetwist.apiextensions import openapi as crd_openapi
+from kubetwist.apiextensions import validation as crdv
+from kubetwist.apiextensions.conversion import converter_for
+from kubetwist.apiextensions.customresource import (
+    CRDGroupVersion,
+    ServedVersion,
+    build_version,
+    kube_version_key,
+)
 from kubetwist.apimachinery.meta import now_rfc3339
+from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import ResourceSpec, Strategy
-from kubetwist.runtime import errors
 from kubetwist.server.apigroup import APIGroupInfo, install_api_group
 from kubetwist.server.genericapiserver import GenericAPIServer
+
+log = Logger()
 
 GROUP, VERSION = "apiextensions.k8s.io", "v1"
 CRDS = ResourceSpec(GROUP, VERSION, "customresourcedefinitions", "CustomResourceDefinition",
@@ -28,115 +49,228 @@ CRDS = ResourceSpec(GROUP, VERSION, "customresourcedefinitions", "CustomResource
 
 
 def _validate(obj: dict) -> list:
-    from kubetwist.apimachinery.validation import name_is_dns_subdomain, validate_object_meta
-
-    errs = validate_object_meta(obj.get("metadata") or {}, False, name_is_dns_subdomain,
-                                Path("metadata"))
-    spec = obj.get("spec") or {}
-    names = spec.get("names") or {}
-    group = spec.get("group", "")
-    name = (obj.get("metadata") or {}).get("name", "")
-    if not group:
-        errs.append(fe.required("spec.group", ""))
-    elif "." not in group:
-        errs.append(fe.invalid("spec.group", group, "should be a domain with at least one dot"))
-    if not names.get("plural"):
-        errs.append(fe.required("spec.names.plural", ""))
-    if not names.get("kind"):
-        errs.append(fe.required("spec.names.kind", ""))
-    if names.get("plural") and group and name != f"{names['plural']}.{group}":
-        errs.append(fe.invalid("metadata.name", name,
-                               "must be spec.names.plural+\".\"+spec.group"))
-    if spec.get("scope") not in ("Namespaced", "Cluster"):
-        errs.append(fe.not_supported("spec.scope", spec.get("scope", ""), ["Cluster", "Namespaced"]))
-    versions = spec.get("versions") or []
-    if not versions:
-        errs.append(fe.invalid("spec.versions", versions, "must have exactly one version marked as storage version"))
-    elif sum(1 for v in versions if v.get("storage")) != 1:
-        errs.append(fe.invalid("spec.versions", versions,
-                               "must have exactly one version marked as storage version"))
-    return errs
-
-
-def _prepare_create(obj: dict) -> None:
-    storage = [v.get("name") for v in (obj.get("spec") or {}).get("versions") or [] if v.get("storage")]
-    obj["status"] = {"storedVersions": storage[:1]} if storage else {}
-    obj["metadata"]["generation"] = 1
-
-
-def _prepare_update(new: dict, old: dict) -> None:
-    new["status"] = copy.deepcopy(old.get("status") or {})
-    if new.get("spec") != old.get("spec"):
-        new["metadata"]["generation"] = old["metadata"].get("generation", 0) + 1
-
-
-def _prepare_status(new: dict, old: dict) -> None:
-    new["spec"] = copy.deepcopy(old.get("spec") or {})
+    return crdv.validate_crd(obj)
 
 
 STRATEGIES = {
     "customresourcedefinitions": Strategy(
         kind="CustomResourceDefinition", group=GROUP, namespaced=False,
-        prepare_for_create=_prepare_create, prepare_for_update=_prepare_update,
-        validate=_validate, validate_update=lambda n, o: _validate(n)),
+        default=crdv.default_crd,
+        prepare_for_create=crdv.prepare_for_create, prepare_for_update=crdv.prepare_for_update,
+        validate=_validate, validate_update=crdv.validate_crd_update,
+        allow_unconditional_update=True),
     "customresourcedefinitions/status": Strategy(
         kind="CustomResourceDefinition", group=GROUP, namespaced=False,
-        prepare_for_update=_prepare_status),
+        prepare_for_update=crdv.prepare_for_status_update,
+        validate_update=crdv.validate_crd_status_update),
 }
 
 
-class APIExtensionsServer:
-    """The last server of the chain (its delegate is the 404)."""
+def _mark_terminating(crd: dict) -> None:
+    """Upstream CRD registry C{Delete}: the cleanup finalizer and C{Terminating} (pending)."""
+    meta = crd.setdefault("metadata", {})
+    fins = list(meta.get("finalizers") or [])
+    if ctl.FINALIZER not in fins:
+        fins.append(ctl.FINALIZER)
+    meta["finalizers"] = fins
+    ctl.set_condition(crd, {
+        "type": "Terminating", "status": "True", "reason": "InstanceDeletionPending",
+        "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will "
+                   "begin soon"}, meta.get("deletionTimestamp", ""))
 
-    def __init__(self, storage: Any, clock: Any, admission: Any) -> None:
+
+class CRDStore(Store):
+    """The CRD Store: a delete never removes a CRD at once; it marks it (deletionTimestamp,
+    finalizer, Terminating) and the finalizer controller finishes the job."""
+
+    def has_pending_finalizers(self, obj: dict) -> bool:
+        meta = obj.get("metadata") or {}
+        return bool(meta.get("finalizers")) or not meta.get("deletionTimestamp")
+
+
+class APIExtensionsServer:
+    """
+    The last server of the chain (its delegate is the 404).
+
+    @ivar served: C{{crd_name: {version: ServedVersion}}}, what is being served.
+    @ivar apiservice_sync: L{None} or C{async (set of (group, version)) -> None}, called with
+        every CRD group-version after each change (the aggregator's C{crdregistration}).
+    @ivar conversion_client_factory: C{ca_bundle -> treq HTTPClient} for conversion webhooks.
+    """
+
+    def __init__(self, storage: Any, clock: Any, admission: Any,
+                 conversion_client_factory: Callable[[bytes | None], Any] | None = None,
+                 min_request_timeout: int = 1800) -> None:
         self.clock = clock
+        self.storage = storage
+        self.admission = admission
+        self.min_request_timeout = min_request_timeout
         self.server = GenericAPIServer("apiextensions-apiserver", clock, None)
         info = APIGroupInfo(GROUP, VERSION, [CRDS], STRATEGIES,
-                            {"customresourcedefinitions": f"/registry/{GROUP}/customresourcedefinitions"})
+                            {"customresourcedefinitions": f"/registry/{GROUP}/customresourcedefinitions"},
+                            return_deleted={"customresourcedefinitions"})
         self.stores = install_api_group(self.server, info, storage, clock, admission)
-        self.crds = self.stores["customresourcedefinitions"]
-        self.crds.after_create.append(self.establish)
-        self.server.add_post_start_hook("start-apiextensions-controllers", self.resume)
+        self.crds = self._replace_store(self.stores["customresourcedefinitions"])
+        self.crds.mark_deleting = _mark_terminating
+        self.status_store = self.crds.for_subresource(STRATEGIES["customresourcedefinitions/status"])
+        self.served: dict[str, dict[str, ServedVersion]] = {}
+        self.crd_objects: dict[str, dict] = {}
+        self._fingerprints: dict[str, str] = {}
+        self.terminating: set[str] = set()
+        self.group_versions: dict[tuple[str, str], CRDGroupVersion] = {}
+        self._revision = 0
+        self.apiservice_sync: Callable[[set], Any] | None = None
+        if conversion_client_factory is None:
+            from kubetwist.apiextensions.conversion import tls_http_client
 
-    def namespaced_stores(self) -> list:
-        return []
+            def conversion_client_factory(ca: bytes | None) -> Any:
+                return tls_http_client(clock, ca)
+        self.conversion_client_factory = conversion_client_factory
+        self.controller = ctl.CRDController(self.crds, self.status_store, clock, self.serve,
+                                            self.unserve, self.instance_store)
+        self.server.add_post_start_hook("start-apiextensions-controllers", self.controller.start)
 
-    async def resume(self) -> None:
-        from kubetwist.registry.generic.store import ListOptions
+    def _replace_store(self, store: Store) -> CRDStore:
+        """Swap the generic CRD Store for a L{CRDStore} in the installed handlers."""
+        crd_store = CRDStore(store.spec, store.strategy, store.storage, store.clock,
+                             key_root=store.key_root,
+                             return_deleted_object=store.return_deleted_object)
+        agv = self.server.group_versions[f"/apis/{GROUP}/{VERSION}"]
+        handlers = agv.resources["customresourcedefinitions"].handlers
+        handlers.store = crd_store
+        handlers.subresources["status"] = crd_store.for_subresource(
+            STRATEGIES["customresourcedefinitions/status"])
+        self.stores["customresourcedefinitions"] = crd_store
+        return crd_store
 
-        lst = await self.crds.list("", ListOptions())
-        for crd in lst["items"]:
-            await self.establish(crd)
+    # --- what the rest of the chain asks ---------------------------------------------------------
+    def namespaced_stores(self) -> list[Store]:
+        """One Store per namespaced CRD (the namespace controller empties namespaces with
+        them)."""
+        out = []
+        for name, versions in self.served.items():
+            crd = self.crd_objects.get(name) or {}
+            if (crd.get("spec") or {}).get("scope") == "Namespaced" and versions:
+                out.append(self._preferred(crd, versions).store)
+        return out
 
-    async def establish(self, crd: dict) -> None:
-        """Accept the names and mark the CRD Established (upstream naming + establishing)."""
+    def instance_store(self, crd: dict) -> Store | None:
+        versions = self.served.get(crd["metadata"]["name"])
+        if not versions:
+            return None
+        return self._preferred(crd, versions).store
+
+    @staticmethod
+    def _preferred(crd: dict, versions: dict[str, ServedVersion]) -> ServedVersion:
+        return versions.get(crdv.storage_version(crd)) or next(iter(versions.values()))
+
+    def crd_group_versions(self) -> set[tuple[str, str]]:
+        return set(self.group_versions)
+
+    # --- serving ---------------------------------------------------------------------------------
+    async def serve(self, crd: dict) -> None:
+        """Install (or refresh) the custom resources of C{crd}: one resource per served
+        version, in that version's group-version tree."""
         name = crd["metadata"]["name"]
-        now = now_rfc3339(self.clock)
+        deleting = bool((crd.get("metadata") or {}).get("deletionTimestamp"))
+        if deleting:
+            self.terminating.add(name)
+        else:
+            self.terminating.discard(name)
+        spec = crd.get("spec") or {}
+        status = crd.get("status") or {}
+        fingerprint = json.dumps([crd["metadata"].get("uid"), spec,
+                                  status.get("acceptedNames")], sort_keys=True)
+        if self._fingerprints.get(name) == fingerprint and name in self.served:
+            return
+        self._fingerprints[name] = fingerprint
+        old_group = (self.crd_objects.get(name, {}).get("spec") or {}).get("group")
+        converter = converter_for(crd, self.conversion_client_factory, None)
+        versions: dict[str, ServedVersion] = {}
+        for vname in crdv.served_versions(crd):
+            versions[vname] = build_version(
+                crd, vname, self.storage, self.clock, self.admission, converter,
+                lambda name=name: name in self.terminating, self.min_request_timeout)
+        self.served[name] = versions
+        self.crd_objects[name] = crd
+        self._rebuild_group(spec.get("group", ""))
+        if old_group and old_group != spec.get("group"):
+            self._rebuild_group(old_group)
+        await self._sync_apiservices()
 
-        async def mark(current: Optional[dict]) -> dict:
-            if current is None:
-                raise errors.new_not_found(GROUP, "customresourcedefinitions", name)
-            status = current.setdefault("status", {})
-            names = dict((current.get("spec") or {}).get("names") or {})
-            names.setdefault("singular", names.get("kind", "").lower())
-            names.setdefault("listKind", names.get("kind", "") + "List")
-            status["acceptedNames"] = names
-            have = {c.get("type") for c in status.get("conditions", [])}
-            conds = list(status.get("conditions", []))
-            if "NamesAccepted" not in have:
-                conds.append({"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                              "message": "no conflicts found", "lastTransitionTime": now})
-            if "Established" not in have:
-                conds.append({"type": "Established", "status": "True",
-                              "reason": "InitialNamesAccepted",
-                              "message": "the initial names have been accepted",
-                              "lastTransitionTime": now})
-            status["conditions"] = conds
-            return current
+    async def unserve(self, name: str) -> None:
+        """Stop serving a CRD that is gone."""
+        crd = self.crd_objects.pop(name, None)
+        self.served.pop(name, None)
+        self._fingerprints.pop(name, None)
+        self.terminating.discard(name)
+        if crd is not None:
+            self._rebuild_group((crd.get("spec") or {}).get("group", ""))
+            await self._sync_apiservices()
 
-        status_store = self.crds.for_subresource(STRATEGIES["customresourcedefinitions/status"])
-        try:
-            await status_store.update("", name, mark)
-        except errors.StatusError as e:
-            if e.code != 404:
-                raise
+    async def _sync_apiservices(self) -> None:
+        if self.apiservice_sync is not None:
+            try:
+                await self.apiservice_sync(self.crd_group_versions())
+            except Exception:
+                log.failure("registering APIServices of CRDs failed")
+
+    def _rebuild_group(self, group: str) -> None:
+        """Rebuild every group-version tree of C{group} from the CRDs served in it."""
+        self._revision += 1
+        by_version: dict[str, list[ServedVersion]] = {}
+        for name, versions in self.served.items():
+            crd = self.crd_objects[name]
+            if (crd.get("spec") or {}).get("group") != group:
+                continue
+            for vname, sv in versions.items():
+                by_version.setdefault(vname, []).append(sv)
+        server = self.server
+        for (g, v) in list(self.group_versions):
+            if g == group and v not in by_version:
+                del self.group_versions[(g, v)]
+                server.remove_api_group_version(g, v)
+        order = sorted(by_version, key=kube_version_key)
+        for v in order:
+            agv = CRDGroupVersion(group, v, self._revision)
+            for sv in sorted(by_version[v], key=lambda s: s.spec.resource):
+                res = sv.resource
+                defs3 = crd_openapi.build(group, v, sv.spec.kind, sv.spec.list_kind,
+                                          sv.cr.schema, v3=True)
+                res.openapi_definitions = defs3  # type: ignore[attr-defined]
+                res.openapi_v2_definitions = _LazyV2(group, v, sv)  # type: ignore[attr-defined]
+                res.definition_name = crd_openapi.definition_name(  # type: ignore[attr-defined]
+                    group, v, sv.spec.kind)
+                res.list_definition_name = crd_openapi.definition_name(  # type: ignore[attr-defined]
+                    group, v, sv.spec.list_kind)
+                res.handlers.admission = self.admission
+                agv.install(res)
+                if sv.warnings:
+                    agv.warnings[sv.spec.resource] = list(sv.warnings)
+            self.group_versions[(group, v)] = agv
+            server.remove_api_group_version(group, v)
+            server.install_api_group_version(agv, preferred=False)
+
+    def set_admission(self, admission: Any) -> None:
+        """The process-wide admission chain (set once the kube-apiserver has built it)."""
+        self.admission = admission
+        for versions in self.served.values():
+            for sv in versions.values():
+                sv.resource.handlers.admission = admission
+
+    def now(self) -> str:
+        return now_rfc3339(self.clock)
+
+
+class _LazyV2:
+    """The OpenAPI v2 definitions of one served version, built on first use (most clients
+    only read v3)."""
+
+    def __init__(self, group: str, version: str, sv: ServedVersion) -> None:
+        self.args = (group, version, sv.spec.kind, sv.spec.list_kind, sv.cr.schema)
+        self._value: dict | None = None
+
+    def get(self) -> dict:
+        if self._value is None:
+            self._value = crd_openapi.build(*self.args, v3=False)
+        return self._value

@@ -87,14 +87,20 @@ def group_version_document(agv: APIGroupVersion, title_version: str) -> dict:
     for res in agv.resources.values():
         s = res.spec
         gvk = {"group": s.group, "version": s.version, "kind": s.kind}
-        name = definition_name(s.group, s.version, s.kind)
-        list_name = definition_name(s.group, s.version, s.list_kind)
+        name = getattr(res, "definition_name", None) or definition_name(s.group, s.version, s.kind)
+        list_name = getattr(res, "list_definition_name", None) or \
+            definition_name(s.group, s.version, s.list_kind)
         ref = f"#/components/schemas/{name}"
         list_ref = f"#/components/schemas/{list_name}"
-        schemas[name] = {"type": "object", "description": f"{s.kind} of {agv.group_version}",
-                         "x-kubernetes-group-version-kind": [gvk]}
-        schemas[list_name] = {"type": "object", "x-kubernetes-group-version-kind": [
-            {**gvk, "kind": s.list_kind}]}
+        published = getattr(res, "openapi_definitions", None)
+        if published:
+            # custom resources publish their CRD's schema (kubetwist.apiextensions.openapi)
+            schemas.update(published)
+        else:
+            schemas[name] = {"type": "object", "description": f"{s.kind} of {agv.group_version}",
+                             "x-kubernetes-group-version-kind": [gvk]}
+            schemas[list_name] = {"type": "object", "x-kubernetes-group-version-kind": [
+                {**gvk, "kind": s.list_kind}]}
         ns_word = "Namespaced" if s.namespaced else ""
         base = agv.prefix + (f"/namespaces/{{namespace}}/{s.resource}" if s.namespaced
                              else f"/{s.resource}")
@@ -165,18 +171,24 @@ def _doc_path(agv: APIGroupVersion) -> str:
 
 def install_openapi(front: Any, version: str) -> None:
     """C{/openapi/v2} and C{/openapi/v3[/...]} on the front server, over the whole chain."""
-    cache: dict[str, tuple[bytes, str]] = {}
+    built: dict[str, tuple[Any, tuple[bytes, str]]] = {}
 
     def documents() -> dict[str, tuple[bytes, str]]:
+        # one document per group-version, rebuilt only when that group-version's tree was
+        # replaced (custom resources: a CRD changed)
         gvs = front.all_group_versions()
-        key = ",".join(sorted(gvs))
-        if cache.get("_key", (b"", ""))[1] != key:
-            cache.clear()
-            for agv in gvs.values():
+        out: dict[str, tuple[bytes, str]] = {}
+        for agv in gvs.values():
+            path = _doc_path(agv)
+            entry = built.get(path)
+            if entry is None or entry[0] is not agv:
                 body = codec.encode_json(group_version_document(agv, version))
-                cache[_doc_path(agv)] = (body, hashlib.sha512(body).hexdigest().upper())
-            cache["_key"] = (b"", key)
-        return {k: v for k, v in cache.items() if k != "_key"}
+                entry = (agv, (body, hashlib.sha512(body).hexdigest().upper()))
+                built[path] = entry
+            out[path] = entry[1]
+        for path in [p for p in built if p not in out]:
+            del built[path]
+        return out
 
     async def v3(request: Any) -> None:
         path = request.path.decode().rstrip("/")
@@ -201,8 +213,14 @@ def install_openapi(front: Any, version: str) -> None:
             # an empty protobuf message is a valid, empty openapi_v2.Document
             write_body(request, 200, b"", PROTOBUF_V2)
             return
+        definitions: dict[str, Any] = {}
+        for agv in front.all_group_versions().values():
+            for res in agv.resources.values():
+                v2 = getattr(res, "openapi_v2_definitions", None)
+                if v2 is not None:
+                    definitions.update(v2.get())
         doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": version},
-               "paths": {}, "definitions": {}}
+               "paths": {}, "definitions": definitions}
         write_body(request, 200, codec.encode_json(doc), "application/json")
 
     front.prefix_mux["/openapi/v3"] = funnel(v3)

@@ -21,12 +21,12 @@ from typing import Any, Optional
 
 from twisted.application.service import MultiService
 from twisted.internet import defer, task
-from twisted.internet.endpoints import SSL4ServerEndpoint
 from twisted.logger import Logger
 from twisted.web.server import Site
 
 from kubetwist import authorization
 from kubetwist.server.healthz import HealthCheck
+from kubetwist.server.reuseport import secure_endpoint
 
 log = Logger()
 
@@ -82,22 +82,40 @@ class KubeAPIService(MultiService):
         return f"[{bind}]" if ":" in bind else bind
 
     def build_storage(self) -> Any:
+        """
+        The storage backend (etcd3 over the gateway, with TLS when configured, or the
+        embedded store, locked to this process) and its compactor, a child service on the
+        reactor (upstream C{--etcd-compaction-interval}).
+
+        @raise kubetwist.storage.sqlite.DataDirInUseError: another process uses C{--data-dir}.
+        """
+        from kubetwist.storage.compaction import DEFAULT_COMPACTION_INTERVAL, CompactorService
+        from kubetwist.storage.value import with_encryption_config
+
         o = self.options
+        encryption = o.get("encryption-provider-config")
         if o["etcd-servers"]:
-            from treq.client import HTTPClient
-            from twisted.web.client import Agent, HTTPConnectionPool
+            from kubetwist.storage.etcd3 import Etcd3Storage, new_etcd_client
 
-            from kubetwist.storage.etcd3 import Etcd3Storage
+            client, self._pool = new_etcd_client(
+                self.reactor, o.get("etcd-cafile", ""), o.get("etcd-certfile", ""),
+                o.get("etcd-keyfile", ""),
+            )
+            storage = with_encryption_config(Etcd3Storage(
+                self.reactor, client, o["etcd-servers"], o["etcd-prefix"]), encryption)
+        else:
+            from kubetwist.storage.sqlite import SQLiteStorage
 
-            self._pool = HTTPConnectionPool(self.reactor, persistent=True)
-            self._pool.maxPersistentPerHost = 16
-            client = HTTPClient(Agent(self.reactor, pool=self._pool))
-            return Etcd3Storage(self.reactor, client, o["etcd-servers"], o["etcd-prefix"])
-        from kubetwist.storage.sqlite import SQLiteStorage
-
-        os.makedirs(o["data-dir"], exist_ok=True)
-        return SQLiteStorage(self.reactor, os.path.join(o["data-dir"], "state.db"),
-                             o["etcd-prefix"])
+            os.makedirs(o["data-dir"], exist_ok=True)
+            storage = with_encryption_config(SQLiteStorage(
+                self.reactor, os.path.join(o["data-dir"], "state.db"), o["etcd-prefix"],
+                lock_path=os.path.join(o["data-dir"], "state.db.lock")), encryption)
+        self.compactor = CompactorService(
+            storage, self.reactor,
+            o.get("etcd-compaction-interval", DEFAULT_COMPACTION_INTERVAL),
+        )
+        self.compactor.setServiceParent(self)
+        return storage
 
     def build(self) -> None:
         """Certificates, storage, the server chain and the filter chain (no listening yet)."""
@@ -176,8 +194,7 @@ class KubeAPIService(MultiService):
         site = Site(self.chain)
         site.displayTracebacks = False
         site.noisy = False
-        endpoint = SSL4ServerEndpoint(self.reactor, self.options["secure-port"], self.tls,
-                                      interface=self.options["bind-address"])
+        endpoint = secure_endpoint(self.reactor, self.options, self.tls)
         d = endpoint.listen(site)
         d.addCallbacks(self._listening, self._listen_failed)
 
@@ -266,21 +283,22 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
                          extra_namespaced_stores=apiextensions.namespaced_stores)
     _share_admission(apiextensions.server, kube.admission)
     aggregator = Aggregator(storage, clock, kube.server, kube.admission)
+    # custom resources installed later use the same admission; their group-versions get
+    # APIServices (upstream crdregistration)
+    apiextensions.set_admission(kube.admission)
+    apiextensions.apiservice_sync = aggregator.sync_crd_apiservices
     front = aggregator.server
     front.install_discovery_routes(lambda: server_address)
     install_health_routes(front, version_info)
     install_openapi(front, version_info["gitVersion"])
 
-    def storage_health() -> Any:
-        check = getattr(storage, "check_health", None)
-        return check() if check is not None else None
-
     front.health_checks[:0] = [
         HealthCheck("ping", lambda: None),
         HealthCheck("log", lambda: None),
-        HealthCheck("etcd", storage_health),
+        HealthCheck("etcd", storage_health_check(storage, "etcd")),
     ]
-    front.readiness_checks.append(HealthCheck("etcd-readiness", storage_health))
+    front.readiness_checks.append(
+        HealthCheck("etcd-readiness", storage_health_check(storage, "etcd-readiness")))
     if shutdown_check is not None:
         front.readiness_checks.append(HealthCheck("shutdown", shutdown_check))
     chain = HandlerChain(
@@ -290,6 +308,28 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
         request_timeout=request_timeout,
     )
     return Assembled(front, kube, aggregator, apiextensions, chain)
+
+
+def storage_health_check(storage: Any, name: str) -> Any:
+    """
+    The C{etcd} health check over C{storage.check_health()} (upstream's etcd probe).  A
+    failure keeps its reason out of the C{/healthz} body (C{[-]etcd failed: reason withheld})
+    and logs it instead, as upstream's healthz handler does.
+    """
+
+    def check() -> Any:
+        probe = getattr(storage, "check_health", None)
+        if probe is None:
+            return None
+
+        def failed(failure: Any) -> Any:
+            log.warn("{check} check failed: {reason}", check=name,
+                     reason=failure.getErrorMessage())
+            return failure
+
+        return defer.maybeDeferred(probe).addErrback(failed)
+
+    return check
 
 
 def _default_route_address() -> Optional[str]:

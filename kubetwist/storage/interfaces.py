@@ -13,10 +13,15 @@ backend's business (it is prepended by the backend, never by callers).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from zope.interface import Attribute, Interface
+from twisted.internet.interfaces import IPushProducer
+from zope.interface import Attribute, Interface, implementer
+
+#: The annotation of the BOOKMARK that ends a watch-list's initial events (KEP-3157, upstream
+#: C{metav1.InitialEventsAnnotationKey}).
+INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
 
 
 # --- errors (upstream storage.StorageError codes) ----------------------------------------------
@@ -138,12 +143,15 @@ class ListResult:
     @ivar continue_token: opaque token for the next page, or C{""} when this is the last.
     @ivar remaining_item_count: how many more keys follow (when known and no predicate
         filtered), else L{None}.
+    @ivar keys: the backend key of each item (same order), when the backend reports them
+        (the Cacher fills its cache from them), else L{None}.
     """
 
     items: list[dict]
     resource_version: str
     continue_token: str = ""
     remaining_item_count: Optional[int] = None
+    keys: Optional[list[str]] = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -151,13 +159,20 @@ class WatchEvent:
     """
     One watch event: C{type} in C{ADDED MODIFIED DELETED BOOKMARK ERROR}; C{object} is the
     object (for DELETED: its last state with C{resourceVersion} set to the delete's revision;
-    for ERROR: a C{metav1.Status} dict).
+    for ERROR: a C{metav1.Status} dict; for BOOKMARK: C{{"metadata": {"resourceVersion": "N",
+    "annotations"?: {...}}}}, meaning every change up to revision N has been sent).
+
+    C{key} is the object's backend key (with the backend's prefix) when the producer knows it
+    (the key-value backends set it; the Cacher keys its cache by it); it is not part of
+    equality.
     """
 
     type: str
     object: dict
+    key: Optional[str] = field(default=None, repr=False, compare=False)
 
 
+@implementer(IPushProducer)
 class Watch:
     """
     A stream of L{WatchEvent}s from a producer (a backend) to one consumer (an HTTP watch).
@@ -167,17 +182,64 @@ class Watch:
     buffered.  L{stop} calls the producer's C{on_stop} once, so the backend can release its
     resources (an etcd watch, a listener registration).
 
+    Flow control (optional, used by the Cacher): a L{Watch} is an C{IPushProducer}, so the
+    consumer may register it with its transport.  L{pauseProducing} / L{resumeProducing} call
+    the producer's C{on_pause} / C{on_resume}; a producer that passes them sends only while
+    L{accepting} and keeps its own bounded backlog otherwise (C{on_resume} is also called once
+    L{subscribe} has run).  Producers that pass neither ignore flow control.
+
+    Progress (optional, upstream C{RequestWatchProgress}): L{request_progress} asks the producer
+    for a BOOKMARK event whose C{resourceVersion} N promises that every change up to N has been
+    sent; it returns C{False} when the producer has no C{on_progress}.
+
     @ivar done: a L{Deferred} fired with L{None} when the stream ends, from either side.
     """
 
-    def __init__(self, on_stop: Optional[Callable[[], Any]] = None) -> None:
+    def __init__(self, on_stop: Optional[Callable[[], Any]] = None,
+                 on_pause: Optional[Callable[[], Any]] = None,
+                 on_resume: Optional[Callable[[], Any]] = None,
+                 on_progress: Optional[Callable[[], Any]] = None) -> None:
         from twisted.internet.defer import Deferred
 
         self._on_stop = on_stop
+        self._on_pause = on_pause
+        self._on_resume = on_resume
+        self._on_progress = on_progress
         self._consumer: Optional[Callable[[WatchEvent], Any]] = None
         self._buffer: list[WatchEvent] = []
         self.ended = False
+        self.paused = False
         self.done: Deferred = Deferred()
+
+    @property
+    def accepting(self) -> bool:
+        """Whether the consumer takes events now: subscribed, not paused, not ended."""
+        return self._consumer is not None and not self.paused and not self.ended
+
+    # flow control (IPushProducer, called by the consumer's transport)
+    def pauseProducing(self) -> None:
+        if self.ended or self.paused:
+            return
+        self.paused = True
+        if self._on_pause is not None:
+            self._on_pause()
+
+    def resumeProducing(self) -> None:
+        if self.ended or not self.paused:
+            return
+        self.paused = False
+        if self._consumer is not None and self._on_resume is not None:
+            self._on_resume()
+
+    def stopProducing(self) -> None:
+        self.stop()
+
+    def request_progress(self) -> bool:
+        """Ask for a progress BOOKMARK; C{False} when the producer does not support it."""
+        if self._on_progress is None or self.ended:
+            return False
+        self._on_progress()
+        return True
 
     # producer side
     def send(self, event: WatchEvent) -> None:
@@ -210,6 +272,8 @@ class Watch:
             if self.ended:
                 break
             consumer(ev)
+        if not self.ended and not self.paused and self._on_resume is not None:
+            self._on_resume()
         return self.done
 
     def stop(self) -> None:
@@ -309,6 +373,26 @@ class IStorage(Interface):
         """Release connections/threads; fire when done."""
 
     name = Attribute("A short name for /readyz and logs: C{etcd}, C{sqlite}.")
+
+
+class IWatchCache(Interface):
+    """
+    A storage that serves watches itself with upstream's watch options (the Cacher,
+    L{kubetwist.storage.cacher.Cacher}): periodic bookmarks, watch-list and flow control.
+    The registry passes these options only to a storage that provides this interface.
+    """
+
+    def watch(key: str, resource_version: str = "", recursive: bool = False,
+              predicate: SelectionPredicate = EVERYTHING, allow_watch_bookmarks: bool = False,
+              send_initial_events: Optional[bool] = None, timeout: Optional[float] = None):
+        """
+        L{IStorage.watch} plus: C{allow_watch_bookmarks} (BOOKMARK events carrying the
+        cache's resourceVersion about every minute and shortly before C{timeout}),
+        C{send_initial_events} (KEP-3157: the state as ADDED events, then a BOOKMARK annotated
+        L{INITIAL_EVENTS_END_ANNOTATION}), C{timeout} (seconds until the consumer will end
+        the watch).  The returned L{Watch} honours flow control: a consumer that pauses it for
+        too long has it closed (the client re-lists).
+        """
 
 
 def strip_resource_version(obj: dict) -> dict:

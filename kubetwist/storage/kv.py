@@ -49,6 +49,7 @@ from kubetwist.storage.interfaces import (
     strip_resource_version,
     with_resource_version,
 )
+from kubetwist.storage.value.transformer import InternalError, TransformError, quote
 
 # --- backend primitives' shapes -------------------------------------------------------------------
 
@@ -118,21 +119,21 @@ def transform_event(event: RawEvent, predicate: SelectionPredicate) -> Optional[
         if event.prev_value is None:
             return None
         old = decode_object(event.prev_value, event.revision)
-        return WatchEvent("DELETED", old) if predicate.matches(old) else None
+        return WatchEvent("DELETED", old, event.key) if predicate.matches(old) else None
     current = decode_object(event.value or b"{}", event.revision)
     if event.is_created:
-        return WatchEvent("ADDED", current) if predicate.matches(current) else None
+        return WatchEvent("ADDED", current, event.key) if predicate.matches(current) else None
     if predicate.empty():
-        return WatchEvent("MODIFIED", current)
+        return WatchEvent("MODIFIED", current, event.key)
     current_passes = predicate.matches(current)
     old = decode_object(event.prev_value, event.revision) if event.prev_value is not None else None
     old_passes = old is not None and predicate.matches(old)
     if current_passes and old_passes:
-        return WatchEvent("MODIFIED", current)
+        return WatchEvent("MODIFIED", current, event.key)
     if current_passes:
-        return WatchEvent("ADDED", current)
+        return WatchEvent("ADDED", current, event.key)
     if old_passes:
-        return WatchEvent("DELETED", old)  # type: ignore[arg-type]
+        return WatchEvent("DELETED", old, event.key)  # type: ignore[arg-type]
     return None
 
 
@@ -170,6 +171,7 @@ class _State:
     obj: Optional[dict]
     rev: int = 0
     data: Optional[bytes] = None
+    stale: bool = False
 
 
 # --- the shared IStorage implementation ---------------------------------------------------------
@@ -188,8 +190,55 @@ class KVStorageBase(ABC):
 
     name = "kv"
 
+    #: Encryption at rest (upstream C{value.Transformer} per resource): a
+    #: L{kubetwist.storage.value.ResourceTransformers} applied to every value written to and
+    #: read from the backend, or L{None} to store values as they are.
+    transformer: Any = None
+
     def __init__(self, prefix: str = "/registry") -> None:
         self._prefix = normalize_prefix(prefix)
+
+    # value transformation ---------------------------------------------------------------------
+    def _from_storage(self, key: str, value: bytes, listing: bool = False) -> tuple[bytes, bool]:
+        """
+        C{(plaintext, stale)} of the stored C{value} of backend C{key}.
+
+        @raise InternalError: it cannot be decrypted (500 C{InternalError}; in a list
+            C{unable to transform key "<key>": <reason>}, as upstream).
+        """
+        if self.transformer is None:
+            return value, False
+        try:
+            return self.transformer.from_storage(key, value, self._prefix)
+        except TransformError as e:
+            reason = f"unable to transform key {quote(key)}: {e}" if listing else str(e)
+            raise InternalError(key, reason) from None
+
+    def _to_storage(self, key: str, data: bytes) -> bytes:
+        """The bytes the backend keeps for C{data} at C{key} (L{InternalError} on failure)."""
+        if self.transformer is None:
+            return data
+        try:
+            return self.transformer.to_storage(key, data, self._prefix)
+        except TransformError as e:
+            raise InternalError(key, str(e)) from None
+
+    def event_from_storage(self, event: RawEvent) -> RawEvent:
+        """
+        C{event} with its values decrypted, for L{transform_event} (the same event when there
+        is no transformer).  Backends call it on every event they read.
+
+        @raise InternalError: a value cannot be decrypted (the watch ends with an ERROR event).
+        """
+        if self.transformer is None:
+            return event
+        value = prev = None
+        if event.value is not None:
+            value = self._from_storage(event.key, event.value)[0]
+        if event.prev_value is not None:
+            prev = self._from_storage(event.key, event.prev_value)[0]
+        return RawEvent(event.key, event.revision, value, prev, event.is_created,
+                        event.is_deleted)
 
     # primitives ---------------------------------------------------------------------------
     @abstractmethod
@@ -237,11 +286,11 @@ class KVStorageBase(ABC):
     def _range_end(key_prefix: str) -> str:
         return key_text(prefix_range_end(key_bytes(key_prefix)))
 
-    @staticmethod
-    def _state(kv: Optional[KeyValue]) -> _State:
+    def _state(self, kv: Optional[KeyValue]) -> _State:
         if kv is None:
             return _State(None)
-        return _State(decode_object(kv.value, kv.mod_revision), kv.mod_revision, kv.value)
+        data, stale = self._from_storage(kv.key, kv.value)
+        return _State(decode_object(data, kv.mod_revision), kv.mod_revision, data, stale)
 
     async def _current_state(self, key: str, ignore_not_found: bool) -> _State:
         kv, _ = await self._get_kv(key)
@@ -263,7 +312,7 @@ class KVStorageBase(ABC):
             if ignore_not_found:
                 return None
             raise KeyNotFoundError(full)
-        return decode_object(kv.value, kv.mod_revision)
+        return decode_object(self._from_storage(full, kv.value)[0], kv.mod_revision)
 
     def create(self, key: str, obj: dict) -> Deferred:
         return Deferred.fromCoroutine(self._create(key, obj))
@@ -271,7 +320,7 @@ class KVStorageBase(ABC):
     async def _create(self, key: str, obj: dict) -> dict:
         full = self._key(key)
         data = encode_object(obj)
-        result = await self._put(full, data, 0, False)
+        result = await self._put(full, self._to_storage(full, data), 0, False)
         if not result.succeeded:
             raise KeyExistsError(full)
         return decode_object(data, result.revision)
@@ -294,9 +343,9 @@ class KVStorageBase(ABC):
                 with_resource_version(current, state.rev)
             updated = await maybe_await(try_update(current))
             data = encode_object(updated)
-            if state.data is not None and data == state.data:
+            if state.data is not None and data == state.data and not state.stale:
                 return decode_object(state.data, state.rev)
-            result = await self._put(full, data, state.rev, True)
+            result = await self._put(full, self._to_storage(full, data), state.rev, True)
             if not result.succeeded:
                 if result.current is None and not ignore_not_found:
                     raise KeyNotFoundError(full)
@@ -343,6 +392,7 @@ class KVStorageBase(ABC):
         minimum = 0 if from_continue else parse_resource_version(resource_version)
         paging = limit > 0 and recursive
         items: list[dict] = []
+        item_keys: list[str] = []
         last_key: Optional[str] = None
         has_more = False
         count = 0
@@ -372,9 +422,10 @@ class KVStorageBase(ABC):
                     limit_reached = True
                     break
                 last_key = kv.key
-                obj = decode_object(kv.value, kv.mod_revision)
+                obj = decode_object(self._from_storage(kv.key, kv.value, True)[0], kv.mod_revision)
                 if predicate.matches(obj):
                     items.append(obj)
+                    item_keys.append(kv.key)
             has_more = chunk_more or limit_reached
             if limit_reached or not chunk_more or not chunk.kvs:
                 break
@@ -389,7 +440,7 @@ class KVStorageBase(ABC):
             token = encode_continue(last_key + "\x00", key_prefix, with_rev)
             if predicate.empty():
                 remaining = count - limit
-        return ListResult(items, str(with_rev), token, remaining)
+        return ListResult(items, str(with_rev), token, remaining, item_keys)
 
     def _list_compacted(self, error: CompactedError, from_continue: bool, start: str,
                         key_prefix: str) -> ResourceVersionExpiredError:

@@ -22,6 +22,7 @@ import urllib.request
 
 from treq.client import HTTPClient
 from twisted.internet import reactor
+from twisted.internet.task import deferLater
 from twisted.trial.unittest import TestCase
 from twisted.web.client import Agent, HTTPConnectionPool
 
@@ -43,27 +44,52 @@ def free_port() -> int:
 
 
 class EtcdServer:
-    """A throwaway single-member etcd: C{start()} blocks until its gateway answers."""
+    """
+    A throwaway single-member etcd: C{start()} blocks until its gateway answers.
 
-    def __init__(self) -> None:
+    @param tls: C{(cert_file, key_file, ca_file)}: serve clients over https with
+        C{--client-cert-auth} (client certificates signed by C{ca_file}).
+    @param client_cert: C{(cert_file, key_file)} the readiness probe presents with C{tls}.
+    """
+
+    def __init__(self, tls: tuple[str, str, str] | None = None,
+                 client_cert: tuple[str, str] | None = None) -> None:
         self.data_dir = tempfile.mkdtemp(prefix="kubetwist-etcd-")
         self.client_port = free_port()
         self.peer_port = free_port()
-        self.url = f"http://127.0.0.1:{self.client_port}"
+        self.tls = tls
+        self.client_cert = client_cert
+        scheme = "https" if tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.client_port}"
         self.process: subprocess.Popen | None = None
+        self.log = None
+
+    def _probe_context(self):
+        if not self.tls:
+            return None
+        import ssl
+
+        context = ssl.create_default_context(cafile=self.tls[2])
+        if self.client_cert:
+            context.load_cert_chain(*self.client_cert)
+        return context
 
     def start(self, timeout: float = 30.0) -> None:
         if ETCD is None:
             raise RuntimeError("etcd is not on PATH but CI is set: the etcd tests must run")
         peer = f"http://127.0.0.1:{self.peer_port}"
-        self.log = open(os.path.join(self.data_dir, "etcd.log"), "wb")
-        self.process = subprocess.Popen(
-            [ETCD, "--name", "test", "--data-dir", os.path.join(self.data_dir, "data"),
-             "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
-             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-             "--initial-cluster", f"test={peer}", "--logger", "zap", "--log-outputs", "stderr"],
-            stdout=self.log, stderr=subprocess.STDOUT,
-        )
+        self.log = open(os.path.join(self.data_dir, "etcd.log"), "ab")
+        command = [ETCD, "--name", "test", "--data-dir", os.path.join(self.data_dir, "data"),
+                   "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
+                   "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                   "--initial-cluster", f"test={peer}", "--logger", "zap",
+                   "--log-outputs", "stderr"]
+        if self.tls:
+            cert, key, ca = self.tls
+            command += ["--cert-file", cert, "--key-file", key, "--trusted-ca-file", ca,
+                        "--client-cert-auth"]
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
+        context = self._probe_context()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -72,7 +98,7 @@ class EtcdServer:
                 request = urllib.request.Request(
                     self.url + "/v3/maintenance/status", data=b"{}", method="POST"
                 )
-                with urllib.request.urlopen(request, timeout=1) as response:
+                with urllib.request.urlopen(request, timeout=1, context=context) as response:
                     if response.status == 200:
                         return
             except (urllib.error.URLError, OSError):
@@ -81,7 +107,8 @@ class EtcdServer:
         self.stop()
         raise RuntimeError("etcd did not become ready in time")
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Stop the process, keeping its data (L{start} brings the same member back)."""
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
@@ -90,8 +117,12 @@ class EtcdServer:
                 self.process.kill()
                 self.process.wait()
         self.process = None
-        if getattr(self, "log", None) is not None:
+        if self.log is not None:
             self.log.close()
+            self.log = None
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self.data_dir, ignore_errors=True)
 
 
@@ -175,7 +206,7 @@ class Etcd3EndpointTests(EtcdTestMixin, TestCase):
             await store.check_health()
 
     async def test_watch_all_endpoints_down(self):
-        """A watch that cannot connect sends one ERROR and closes."""
+        """A watch that cannot connect when it starts sends one ERROR (504 Timeout), closes."""
         dead = f"http://127.0.0.1:{free_port()}"
         store = self.new_store(self.client(), [dead])
         watch = store.watch("/registry/pods", "5", recursive=True)
@@ -183,4 +214,70 @@ class Etcd3EndpointTests(EtcdTestMixin, TestCase):
         watch.subscribe(events.append)
         await watch.done
         self.assertEqual([e.type for e in events], ["ERROR"])
-        self.assertEqual(events[0].object["code"], 500)
+        self.assertEqual((events[0].object["code"], events[0].object["reason"]),
+                         (504, "Timeout"))
+
+
+async def wait_for(predicate, timeout: float = 20.0, what: str = "condition") -> None:
+    """Poll C{predicate()} on the reactor every 20 ms until true; fail after C{timeout} s."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await deferLater(reactor, 0.02, lambda: None)
+
+
+class Etcd3RestartTests(EtcdTestMixin, TestCase):
+    """A real etcd stopped and started again under a live store and watch."""
+
+    async def test_watch_resumes_across_restart(self):
+        """
+        While etcd is down calls fail with UnreachableError and the watch stays open; once it
+        is back the watch delivers the next write, with nothing lost or repeated.
+        """
+        store = self.new_store(self.client())
+        first = await store.create("/registry/pods/ns/a", pod("a"))
+        events: list = []
+        watch = store.watch("/registry/pods", first["metadata"]["resourceVersion"],
+                            recursive=True)
+        watch.subscribe(events.append)
+        second = await store.create("/registry/pods/ns/b", pod("b"))
+        await wait_for(lambda: len(events) == 1, what="the first event")
+        self.etcd.halt()
+        with self.assertRaises(UnreachableError):
+            await store.get("/registry/pods/ns/a")
+        self.assertFalse(watch.ended)
+        self.etcd.start()
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                third = await store.create("/registry/pods/ns/c", pod("c"))
+                break
+            except UnreachableError:
+                if time.monotonic() > deadline:
+                    raise
+                await deferLater(reactor, 0.05, lambda: None)
+        await wait_for(lambda: len(events) >= 2, what="the event after the restart")
+        await deferLater(reactor, 0, lambda: None)
+        self.assertEqual(
+            [(e.type, e.object["metadata"]["name"], e.object["metadata"]["resourceVersion"])
+             for e in events],
+            [("ADDED", "b", second["metadata"]["resourceVersion"]),
+             ("ADDED", "c", third["metadata"]["resourceVersion"])],
+        )
+        self.assertFalse(watch.ended)
+
+    async def test_health_fails_while_down(self):
+        """check_health fails with upstream's reason while etcd is down, passes after."""
+        await self.new_store(self.client()).check_health()
+        self.etcd.halt()
+        with self.assertRaises(UnreachableError) as caught:
+            await self.new_store(self.client()).check_health()
+        self.assertEqual(
+            str(caught.exception),
+            f"error getting data from etcd: no endpoint reachable ({self.etcd.url}): "
+            "ConnectionRefusedError: Connection was refused by other side: 111: "
+            "Connection refused.",
+        )
+        self.etcd.start()
+        await self.new_store(self.client()).check_health()

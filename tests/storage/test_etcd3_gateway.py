@@ -191,7 +191,7 @@ class GatewayTests(SynchronousTestCase):
         self.treq.flush()
         self.assertEqual(self.gateway.requests, [("/v3/watch", {"create_request": {
             "key": b64("/registry/pods/"), "range_end": b64("/registry/pods0"),
-            "start_revision": "6", "prev_kv": True}})])
+            "start_revision": "6", "prev_kv": True, "progress_notify": True}})])
         request = self.gateway.watches[0]
         created = orjson.dumps({"result": {**header(5), "created": True}}) + b"\n"
         put = orjson.dumps({"result": {**header(6), "events": [
@@ -239,7 +239,8 @@ class GatewayTests(SynchronousTestCase):
         self.assertEqual(self.gateway.requests[0], ("/v3/kv/range", {
             "key": b64("/registry/pods/x"), "range_end": b64("/registry/pods/x\x00")}))
         self.assertEqual(self.gateway.requests[1], ("/v3/watch", {"create_request": {
-            "key": b64("/registry/pods/x"), "start_revision": "12", "prev_kv": True}}))
+            "key": b64("/registry/pods/x"), "start_revision": "12", "prev_kv": True,
+            "progress_notify": True}}))
         self.assertEqual([(e.type, e.object) for e in events],
                          [("ADDED", {"metadata": {"resourceVersion": "4"}})])
         watch.stop()

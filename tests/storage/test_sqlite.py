@@ -11,7 +11,7 @@ from twisted.internet import reactor
 from twisted.trial.unittest import TestCase
 
 from kubetwist.storage.interfaces import UnreachableError
-from kubetwist.storage.sqlite import SQLiteStorage
+from kubetwist.storage.sqlite import DataDirInUseError, SQLiteStorage
 from tests.storage.contract import StorageContractMixin, pod
 
 
@@ -134,3 +134,57 @@ class SQLiteSpecificTests(TestCase):
         watch.subscribe(lambda e: None)
         await store.stop()
         self.assertTrue(watch.ended)
+
+
+class SQLiteLockTests(TestCase):
+    """One writer per database: the store's exclusive lock file."""
+
+    def lock_path(self) -> str:
+        directory = self.mktemp()
+        os.makedirs(directory)
+        self.directory = directory
+        return os.path.join(directory, "state.db.lock")
+
+    async def test_second_writer_refused(self):
+        """A second store on the same lock file raises DataDirInUseError naming the holder."""
+        lock = self.lock_path()
+        first = SQLiteStorage(reactor, os.path.join(self.directory, "state.db"), lock_path=lock)
+        self.addCleanup(first.stop)
+        await first.ready
+        with self.assertRaises(DataDirInUseError) as caught:
+            SQLiteStorage(reactor, os.path.join(self.directory, "state.db"), lock_path=lock)
+        self.assertEqual(
+            str(caught.exception),
+            f"the embedded store in {self.directory} is in use by process {os.getpid()} "
+            "(lock state.db.lock); run one kubetwist per --data-dir, or several on one etcd "
+            "(--etcd-servers)",
+        )
+        with open(lock) as f:
+            self.assertEqual(f.read(), f"{os.getpid()}\n")
+
+    async def test_lock_released_on_stop(self):
+        """After stop the next store takes the lock."""
+        lock = self.lock_path()
+        first = SQLiteStorage(reactor, os.path.join(self.directory, "state.db"), lock_path=lock)
+        await first.ready
+        await first.stop()
+        second = SQLiteStorage(reactor, os.path.join(self.directory, "state.db"), lock_path=lock)
+        self.addCleanup(second.stop)
+        await second.ready
+        self.assertEqual(await second.current_revision(), 1)
+
+    async def test_incremental_auto_vacuum(self):
+        """New databases run with auto_vacuum = INCREMENTAL (2), existing ones are converted."""
+        directory = self.mktemp()
+        os.makedirs(directory)
+        path = os.path.join(directory, "old.db")
+        conn = sqlite3.connect(path)
+        conn.execute("CREATE TABLE unrelated (x)")
+        conn.commit()
+        conn.close()
+        store = SQLiteStorage(reactor, path)
+        self.addCleanup(store.stop)
+        await store.ready
+        conn = sqlite3.connect(path)
+        self.addCleanup(conn.close)
+        self.assertEqual(conn.execute("PRAGMA auto_vacuum").fetchone()[0], 2)

@@ -13,7 +13,7 @@ from kubetwist.apimachinery import selectors
 from kubetwist.registry.generic.store import ListOptions
 from kubetwist.registry.rest import Strategy
 from kubetwist.runtime import errors
-from kubetwist.storage.interfaces import SelectionPredicate
+from kubetwist.storage.interfaces import IWatchCache, SelectionPredicate
 
 
 def first(query: dict[str, list[str]], key: str, default: str = "") -> str:
@@ -173,3 +173,11 @@ def delete_options(query: dict[str, list[str]], body: Optional[dict]) -> dict:
             f'"{policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
         )
     return opts
+
+
+def storage_serves_watch_options(store: Any) -> bool:
+    """
+    Whether C{store}'s storage serves bookmarks, watch-list and flow control itself (it
+    provides L{IWatchCache}: the Cacher); otherwise the watch handler emulates them.
+    """
+    return IWatchCache.providedBy(getattr(store, "storage", None))

@@ -23,7 +23,7 @@ from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.responses import write_object
 from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import codec, errors
-from kubetwist.storage.interfaces import WatchEvent
+from kubetwist.storage.interfaces import INITIAL_EVENTS_END_ANNOTATION, WatchEvent
 
 log = Logger()
 
@@ -259,15 +259,25 @@ class ResourceHandlers:
         Serve a watch as a chunked stream of C{{"type", "object"}} JSON lines (upstream
         C{serveWatch}); ends at C{timeoutSeconds} or a random server timeout in
         [min-request-timeout, 2*min-request-timeout) seconds, or when the client goes.
+
+        Over a storage that serves watch options (the Cacher) the storage sends the bookmarks
+        and the watch-list's initial events, and the watch is registered as the transport's
+        producer: a client that stops reading pauses it, and one that falls too far behind
+        has its stream ended (it re-lists).  Otherwise this handler emulates watch-list (a
+        list, then a watch from its resourceVersion) and minute bookmarks.
         """
         q = _query(request)
         out = negotiate(request)
         options = opts.list_options(q, self.store.strategy)
         if name:
             options.name = name
+        timeout = options.timeout_seconds
+        if not timeout or timeout <= 0:
+            timeout = int(self.min_request_timeout * (1 + random.random()))
+        cached = opts.storage_serves_watch_options(self.store)
         initial: list[dict] = []
         initial_rv = ""
-        if options.send_initial_events:
+        if options.send_initial_events and not cached:
             lst = await self.store.list(namespace, opts.ListOptions(
                 predicate=options.predicate, resource_version=options.resource_version
                 if options.resource_version not in ("", "0") else "",
@@ -277,10 +287,10 @@ class ResourceHandlers:
             initial_rv = lst["metadata"]["resourceVersion"]
             initial = lst["items"]
             options.resource_version = initial_rv
-        w = self.store.watch(namespace, options)
-        timeout = options.timeout_seconds
-        if not timeout or timeout <= 0:
-            timeout = int(self.min_request_timeout * (1 + random.random()))
+        if cached:
+            w = self.store.watch(namespace, options, timeout=timeout)
+        else:
+            w = self.store.watch(namespace, options)
         media = out.media if out.media == codec.JSON else codec.JSON
         request.setResponseCode(200)
         request.setHeader(b"Content-Type", out.content_type.encode() if out.kind == "table"
@@ -290,8 +300,11 @@ class ResourceHandlers:
         last_rv = [initial_rv]
         first_table = [True]
 
+        def gone() -> bool:
+            return request.finished or getattr(request, "_disconnected", False)
+
         def emit(ev_type: str, obj: dict) -> None:
-            if request.finished or getattr(request, "_disconnected", False):
+            if gone():
                 return
             if out.kind == "table" and ev_type in ("ADDED", "MODIFIED", "DELETED"):
                 obj = tablelib.to_table(
@@ -305,52 +318,61 @@ class ResourceHandlers:
                 obj = tablelib.partial_object_metadata(obj, out.version)
             request.write(codec.encode_json({"type": ev_type, "object": obj}) + b"\n")
 
-        def bookmark(annotations: Optional[dict] = None) -> None:
-            if not last_rv[0]:
-                return
-            meta: dict[str, Any] = {"resourceVersion": last_rv[0]}
-            if annotations:
-                meta["annotations"] = annotations
+        def bookmark(meta: dict) -> None:
             emit("BOOKMARK", {"kind": self.spec.kind, "apiVersion": self.spec.api_version,
                               "metadata": meta})
 
+        def periodic_bookmark() -> None:
+            if last_rv[0]:
+                bookmark({"resourceVersion": last_rv[0]})
+
         for item in initial:
             emit("ADDED", self.store._typed(item))
-        if options.send_initial_events:
-            bookmark({"k8s.io/initial-events-end": "true"})
+        if options.send_initial_events and not cached:
+            bookmark({"resourceVersion": initial_rv,
+                      "annotations": {INITIAL_EVENTS_END_ANNOTATION: "true"}})
 
         def on_event(ev: WatchEvent) -> None:
             if ev.type == "ERROR":
                 emit("ERROR", ev.object)
                 w.stop()
                 return
-            obj = self.store._typed(ev.object)
-            rv = obj.get("metadata", {}).get("resourceVersion")
+            meta = (ev.object or {}).get("metadata") or {}
+            rv = meta.get("resourceVersion")
             if rv:
                 last_rv[0] = rv
             if ev.type == "BOOKMARK":
                 if options.allow_watch_bookmarks:
-                    emit("BOOKMARK", {"kind": self.spec.kind, "apiVersion": self.spec.api_version,
-                                      "metadata": {"resourceVersion": rv}})
+                    bookmark({k: v for k, v in meta.items()
+                              if k in ("resourceVersion", "annotations")})
                 return
-            emit(ev.type, obj)
+            emit(ev.type, self.store._typed(ev.object))
 
         timer = self.clock.callLater(timeout, w.stop)
         bookmarks = None
-        if options.allow_watch_bookmarks:
-            bookmarks = LoopingCall(bookmark)
+        if options.allow_watch_bookmarks and not cached:
+            bookmarks = LoopingCall(periodic_bookmark)
             bookmarks.clock = self.clock
             bookmarks.start(60, now=False)
+        producing = False
+        if cached and not gone():
+            try:
+                request.registerProducer(w, True)
+                producing = True
+            except (RuntimeError, ValueError, AttributeError):
+                producing = False
         request.notifyFinish().addBoth(lambda _: w.stop())
         try:
             await w.subscribe(on_event)
         finally:
+            if producing and request.producer is w and request.channel is not None:
+                request.unregisterProducer()
             if timer.active():
                 timer.cancel()
             if bookmarks is not None and bookmarks.running:
                 bookmarks.stop()
             w.stop()
-        if not request.finished and not getattr(request, "_disconnected", False):
+        if not gone():
             request.finish()
 
     # --- CREATE --------------------------------------------------------------------------------
@@ -360,7 +382,7 @@ class ResourceHandlers:
         dry = opts.dry_run(q)
         obj = self.decode_object(request, read_body(request))
         self._default(self.store, obj)
-        request.kube_warnings = list(self.store.strategy.warnings(obj))
+        request.kube_warnings = _warnings_so_far(request) + list(self.store.strategy.warnings(obj))
         admission = self._admission(request, namespace, "", "", dry)
         created = await self.store.create(namespace, obj, admission, dry)
         self._respond(request, 201, created, out)
@@ -375,7 +397,7 @@ class ResourceHandlers:
             return await store.update(request, self, namespace, name, out, dry)
         obj = self.decode_object(request, read_body(request))
         self._default(store, obj)
-        request.kube_warnings = list(store.strategy.warnings(obj))
+        request.kube_warnings = _warnings_so_far(request) + list(store.strategy.warnings(obj))
 
         async def transform(current: Optional[dict]) -> dict:
             return copy.deepcopy(obj)
@@ -398,7 +420,7 @@ class ResourceHandlers:
         body = read_body(request)
         if not isinstance(store, Store):
             return await store.patch(request, self, namespace, name, out, dry, ctype, body)
-        apply_patch = self.patch_applier(ctype, body, store)
+        apply_patch = self.patch_applier(ctype, body, store, request)
         admission = self._admission(request, namespace, name, subresource, dry)
 
         async def transform(current: Optional[dict]) -> dict:
@@ -414,9 +436,10 @@ class ResourceHandlers:
         )
         self._respond(request, 201 if created else 200, result, out)
 
-    def patch_applier(self, ctype: str, body: bytes, store: Store):
+    def patch_applier(self, ctype: str, body: bytes, store: Store, request: Any = None):
         """A function C{current -> patched} for a patch body of type C{ctype}; the result is
-        kind-checked and defaulted (upstream C{patcher.applyPatch} then decode)."""
+        kind-checked and defaulted (upstream C{patcher.applyPatch} then decode).  C{request}
+        lets a subclass apply per-request decoding options (C{fieldValidation})."""
         if ctype == codec.JSON_PATCH:
             def apply(current: dict) -> dict:
                 return self._after_patch(store, patchlib.apply_json_patch(current, body), current)
@@ -497,6 +520,11 @@ class ResourceHandlers:
             self._respond(request, 200, obj, out)
         else:
             await sub.get(request, self, namespace, name, out)
+
+
+def _warnings_so_far(request: Any) -> list[str]:
+    """Warnings already collected for this request (decoding adds some, e.g. unknown fields)."""
+    return list(getattr(request, "kube_warnings", None) or [])
 
 
 def _decode_patch(body: bytes) -> Any:

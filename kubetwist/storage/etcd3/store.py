@@ -16,6 +16,15 @@ C{k8s.io/apiserver/pkg/storage/etcd3} and etcd's C{client/v3/kubernetes}):
 
 A watch is one long-lived C{POST /v3/watch} whose response body is newline-delimited JSON
 C{{"result": WatchResponse}}; stopping the watch aborts that HTTP connection.
+
+Faults, as etcd's C{clientv3} behaves under upstream's store: every unary call has a short
+deadline (C{request_timeout}) and is tried on each endpoint in turn (the one that answered is
+preferred afterwards); when none answers the call fails with L{UnreachableError} (the API's 503).
+An established watch survives an etcd outage: it reconnects with exponential backoff on the
+injected clock and resumes from the revision after the last one it delivered (or the last
+progress notification), so no event is lost or repeated; only a compacted gap ends it, with the
+410 C{Expired} ERROR.  A watch that cannot reach etcd when it starts ends at once with a 504
+C{Timeout} ERROR.
 """
 
 from __future__ import annotations
@@ -25,14 +34,14 @@ from typing import Any, Optional
 
 import orjson
 from twisted.internet import error as ierror
-from twisted.internet.defer import CancelledError, Deferred
+from twisted.internet.defer import CancelledError, Deferred, TimeoutError as DeferredTimeoutError
 from twisted.internet.protocol import Protocol
 from twisted.logger import Logger
 from twisted.web import client as webclient
-from twisted.web.http import PotentialDataLoss
 from zope.interface import implementer
 
-from kubetwist.runtime.errors import new_internal_error
+from kubetwist.runtime.errors import new_internal_error, new_timeout
+from kubetwist.storage.compaction import COMPACT_REV_KEY, CompactTxnResult, ICompactable
 from kubetwist.storage.continuetoken import (
     CompactedError,
     FutureRevisionError,
@@ -71,6 +80,7 @@ _CONNECTION_ERRORS = (
     ierror.ConnectionLost,
     ierror.ConnectionClosed,
     CancelledError,
+    DeferredTimeoutError,
     webclient.ResponseNeverReceived,
     webclient.ResponseFailed,
     webclient.RequestTransmissionFailed,
@@ -78,6 +88,20 @@ _CONNECTION_ERRORS = (
 
 _COMPACTED = "required revision has been compacted"
 _FUTURE = "required revision is a future revision"
+
+#: gRPC codes after which etcd's client tries another member: C{Unavailable} (no leader,
+#: server stopped, request timed out) and C{DeadlineExceeded}.
+_UNAVAILABLE_CODES = (14, 4)
+#: gRPC codes of a watch stream error that a reconnect cannot cure.
+_FATAL_WATCH_CODES = (3, 7, 11, 12, 16)
+
+#: Reconnect backoff of an established watch, in seconds: first delay, factor, ceiling.
+WATCH_BACKOFF_INITIAL = 0.1
+WATCH_BACKOFF_FACTOR = 2.0
+WATCH_BACKOFF_MAX = 3.0
+
+#: Upstream C{storagebackend.DefaultHealthcheckTimeout}, seconds.
+HEALTHCHECK_TIMEOUT = 2.0
 
 
 class EtcdError(StorageError):
@@ -121,7 +145,12 @@ def compare_mod(key: str, revision: int) -> dict:
     return {"target": "MOD", "key": b64(key), "mod_revision": str(revision), "result": "EQUAL"}
 
 
-@implementer(IStorage)
+def compare_version(key: str, version: int) -> dict:
+    """A C{Compare} of C{version(key) == version} (0: the key does not exist)."""
+    return {"target": "VERSION", "key": b64(key), "version": str(version), "result": "EQUAL"}
+
+
+@implementer(IStorage, ICompactable)
 class Etcd3Storage(KVStorageBase):
     """
     L{IStorage} on etcd v3 through the gRPC-JSON gateway.
@@ -131,13 +160,15 @@ class Etcd3Storage(KVStorageBase):
     @param endpoints: base URLs such as C{http://127.0.0.1:2379}; on a connection failure the
         next one is tried, and the one that answered is preferred afterwards.
     @param prefix: prepended to caller keys (upstream C{--etcd-prefix}).
-    @param request_timeout: seconds before a (non-watch) request counts as unreachable.
+    @param request_timeout: seconds one attempt of a unary call (request and whole answer) may
+        take on one endpoint before it counts as unreachable and the next endpoint is tried;
+        also the deadline of a watch's connect.
     """
 
     name = "etcd"
 
     def __init__(self, reactor: Any, client: Any, endpoints: list[str],
-                 prefix: str = "/registry", request_timeout: float = 10.0) -> None:
+                 prefix: str = "/registry", request_timeout: float = 5.0) -> None:
         super().__init__(prefix)
         if not endpoints:
             raise ValueError("at least one etcd endpoint is required")
@@ -147,50 +178,71 @@ class Etcd3Storage(KVStorageBase):
         self._current = 0
         self._timeout = request_timeout
         self._watches: set[_EtcdWatch] = set()
+        self._health_started: Optional[float] = None
+        self._health_error: Optional[Exception] = UnreachableError(
+            message="etcd client connection not yet established"
+        )
 
     # -- HTTP ------------------------------------------------------------------------------
     def _endpoint_order(self) -> list[int]:
         n = len(self._endpoints)
         return [(self._current + i) % n for i in range(n)]
 
-    async def _call(self, path: str, body: dict) -> dict:
+    async def _call(self, path: str, body: dict, timeout: Optional[float] = None,
+                    retry_unavailable: bool = False) -> dict:
         """
-        POST C{body} as JSON to C{path} on the first endpoint that answers.
+        POST C{body} as JSON to C{path} on the first endpoint that answers, each attempt
+        bounded by C{timeout} seconds (default: the store's C{request_timeout}).
 
-        @raise UnreachableError: no endpoint could be reached in time.
+        @param retry_unavailable: also try the next endpoint when etcd answers C{Unavailable}
+            or C{DeadlineExceeded} (only for calls that change nothing, as etcd's client).
+        @raise UnreachableError: no endpoint answered in time.
         @raise EtcdError: etcd answered with an error.
         """
         data = orjson.dumps(body)
         last: Optional[BaseException] = None
         for index in self._endpoint_order():
             url = self._endpoints[index] + path
+            attempt = with_deadline(Deferred.fromCoroutine(self._post(url, data)),
+                                    timeout or self._timeout, self._reactor)
             try:
-                response = await self._client.post(
-                    url, data=data, headers={b"Content-Type": [b"application/json"]},
-                    reactor=self._reactor, timeout=self._timeout,
-                )
-                content = await response.content()
+                code, content = await attempt
             except _CONNECTION_ERRORS as e:
                 last = e
                 continue
-            self._current = index
             try:
                 parsed = orjson.loads(content) if content else {}
             except orjson.JSONDecodeError:
-                raise EtcdError(2, f"etcd: unparseable answer (HTTP {response.code})") from None
+                raise EtcdError(2, f"etcd: unparseable answer (HTTP {code})") from None
             if not isinstance(parsed, dict):
-                raise EtcdError(2, f"etcd: unexpected answer (HTTP {response.code})")
-            if "error" in parsed or response.code != 200:
-                message = parsed.get("message") or parsed.get("error") or f"HTTP {response.code}"
-                raise EtcdError(int(parsed.get("code", 2)), str(message))
+                raise EtcdError(2, f"etcd: unexpected answer (HTTP {code})")
+            if "error" in parsed or code != 200:
+                message = parsed.get("message") or parsed.get("error") or f"HTTP {code}"
+                error = EtcdError(_int(parsed.get("code", 2)), str(message))
+                if error.code in _UNAVAILABLE_CODES:
+                    if retry_unavailable:
+                        last = error
+                        continue
+                    raise UnreachableError(message=f"etcd: {message}") from None
+                self._current = index
+                raise error
+            self._current = index
             return parsed
         raise UnreachableError(
-            message=f"etcd: no endpoint reachable ({', '.join(self._endpoints)}): {last!r}"
+            message=f"etcd: no endpoint reachable ({', '.join(self._endpoints)}): "
+            f"{_describe(last)}"
         )
+
+    async def _post(self, url: str, data: bytes) -> tuple[int, bytes]:
+        response = await self._client.post(
+            url, data=data, headers={b"Content-Type": [b"application/json"]},
+            reactor=self._reactor,
+        )
+        return response.code, await response.content()
 
     async def _range_call(self, body: dict) -> dict:
         try:
-            return await self._call("/v3/kv/range", body)
+            return await self._call("/v3/kv/range", body, retry_unavailable=True)
         except EtcdError as e:
             text = str(e)
             if _COMPACTED in text:
@@ -289,14 +341,62 @@ class Etcd3Storage(KVStorageBase):
 
         return Deferred.fromCoroutine(run())
 
+    def compact_txn(self, expected_version: int, revision: int) -> Deferred:
+        """
+        L{ICompactable.compact_txn}: upstream C{etcd3.Compact}'s transaction on the
+        unprefixed key C{compact_rev_key} (one per etcd cluster, shared by every API server):
+        C{compare version == expected_version then put str(revision) else get}.
+        """
+
+        async def run() -> CompactTxnResult:
+            key = COMPACT_REV_KEY
+            response = await self._call("/v3/kv/txn", {
+                "compare": [compare_version(key, expected_version)],
+                "success": [{"request_put": {"key": b64(key), "value": b64(str(revision))}}],
+                "failure": [{"request_range": {"key": b64(key)}}],
+            })
+            current = header_revision(response)
+            if response.get("succeeded"):
+                return CompactTxnResult(True, expected_version + 1, current, revision)
+            version, value = 0, 0
+            for answer in response.get("responses") or []:
+                kvs = (answer.get("response_range") or {}).get("kvs") or []
+                if kvs:
+                    version = _int(kvs[0].get("version", 0))
+                    value = _int(unb64(kvs[0].get("value", "")).decode("ascii", "replace"))
+            return CompactTxnResult(False, version, current, value)
+
+        return Deferred.fromCoroutine(run())
+
     def check_health(self) -> Deferred:
-        """C{POST /v3/maintenance/status}; fails with L{UnreachableError} when etcd is down."""
+        """
+        Upstream's etcd health probe (C{storagebackend/factory/etcd3.go}): a read of
+        C{<prefix>/health} within 2 seconds, at most one probe per second; a rate-limited
+        check answers with the last probe's result.  Fails with L{UnreachableError}
+        (C{error getting data from etcd: ...}) while etcd cannot answer.
+        """
 
         async def run() -> None:
+            now = self._reactor.seconds()
+            started = self._health_started
+            if started is not None and now - started < HEALTHCHECK_TIMEOUT / 2:
+                if self._health_error is not None:
+                    raise self._health_error
+                return
+            self._health_started = now
             try:
-                await self._call("/v3/maintenance/status", {})
-            except EtcdError as e:
-                raise UnreachableError(message=f"etcd: {e}") from None
+                await self._call("/v3/kv/range", {"key": b64(self._prefix + "/health")},
+                                 timeout=HEALTHCHECK_TIMEOUT, retry_unavailable=True)
+            except (StorageError, *_CONNECTION_ERRORS) as e:
+                reason = str(e)
+                if reason.startswith("etcd: "):
+                    reason = reason[len("etcd: "):]
+                error = UnreachableError(message=f"error getting data from etcd: {reason}")
+                if self._health_started == now:
+                    self._health_error = error
+                raise error from None
+            if self._health_started == now:
+                self._health_error = None
 
         return Deferred.fromCoroutine(run())
 
@@ -308,8 +408,44 @@ class Etcd3Storage(KVStorageBase):
         return Deferred.fromCoroutine(_none())
 
 
+def with_deadline(d: Deferred, seconds: float, clock: Any) -> Deferred:
+    """
+    C{d}, cancelled after C{seconds} on C{clock}; then it fails with
+    L{twisted.internet.defer.TimeoutError} whatever the cancelled operation raised.
+    """
+
+    def timed_out(result: Any, timeout: float) -> Any:
+        raise DeferredTimeoutError(f"no answer within {timeout}s")
+
+    return d.addTimeout(seconds, clock, onTimeoutCancel=timed_out)
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _describe(error: Optional[BaseException]) -> str:
+    """A short text for a connection failure (the class name when it has no message)."""
+    if error is None:
+        return "no endpoint tried"
+    if isinstance(error, (CancelledError, DeferredTimeoutError)):
+        return "context deadline exceeded"
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
 class _EtcdWatch:
-    """One etcd watch stream feeding one L{Watch}."""
+    """
+    One etcd watch stream feeding one L{Watch}, reconnecting through outages.
+
+    @ivar last_revision: every event up to this revision has been delivered (or skipped by the
+        predicate); a reconnect asks etcd for the events from C{last_revision + 1}.
+    @ivar established: a stream was opened once; from then on a lost connection reconnects
+        instead of ending the watch.
+    """
 
     def __init__(self, store: Etcd3Storage, start: str, end: Optional[str], revision: int,
                  predicate: SelectionPredicate) -> None:
@@ -317,21 +453,37 @@ class _EtcdWatch:
         self.start_key = start
         self.end_key = end
         self.revision = revision
+        self.last_revision = revision
         self.predicate = predicate
         self.watch = Watch(on_stop=self._on_stop)
+        self.established = False
+        self.delay = WATCH_BACKOFF_INITIAL
         self._pending: Optional[Deferred] = None
         self._transport: Any = None
-        self._buffer = b""
+        self._receiver: Optional[_LineReceiver] = None
+        self._timer: Any = None
 
     def start(self) -> None:
-        d = Deferred.fromCoroutine(self._run())
+        self._go(self._run())
+
+    def _go(self, coroutine: Any) -> None:
+        d = Deferred.fromCoroutine(coroutine)
         d.addErrback(self._failed)
 
     def _on_stop(self) -> None:
         self.store._watches.discard(self)
+        timer, self._timer = self._timer, None
+        if timer is not None and timer.active():
+            timer.cancel()
         pending, self._pending = self._pending, None
         if pending is not None:
             pending.cancel()
+        self._drop_transport()
+
+    def _drop_transport(self) -> None:
+        receiver, self._receiver = self._receiver, None
+        if receiver is not None:
+            receiver.owner = None
         transport, self._transport = self._transport, None
         if transport is not None:
             transport.stopProducing()
@@ -339,38 +491,53 @@ class _EtcdWatch:
     def _failed(self, failure: Any) -> None:
         if self.watch.ended:
             return
-        if not failure.check(UnreachableError, *_CONNECTION_ERRORS):
+        if failure.check(UnreachableError, *_CONNECTION_ERRORS):
+            if self.established:
+                self._schedule_reconnect(failure.value)
+                return
+            _log.warn("etcd watch of {key} could not start: {reason}", key=self.start_key,
+                      reason=str(failure.value))
+            self.watch.send(WatchEvent("ERROR", new_timeout(
+                "etcd is unreachable: the watch could not be started", 1).status))
+        else:
             _log.failure("etcd watch of {key} failed", failure, key=self.start_key)
-        self.watch.send(WatchEvent("ERROR", new_internal_error(str(failure.value)).status))
+            self.watch.send(WatchEvent("ERROR", new_internal_error(str(failure.value)).status))
         self._close()
 
     def _close(self) -> None:
         self.store._watches.discard(self)
-        transport, self._transport = self._transport, None
-        if transport is not None:
-            transport.stopProducing()
+        self._drop_transport()
         self.watch.close()
 
     def _send(self, event: RawEvent) -> None:
-        out = transform_event(event, self.predicate)
+        try:
+            out = transform_event(self.store.event_from_storage(event), self.predicate)
+        except Exception as e:  # undecryptable value or a predicate that raises
+            self.watch.send(WatchEvent("ERROR", new_internal_error(str(e)).status))
+            self._close()
+            return
         if out is not None:
             self.watch.send(out)
 
     async def _run(self) -> None:
-        store = self.store
-        start_revision = self.revision + 1
         if self.revision == 0:
             end = self.end_key if self.end_key is not None else self.start_key + "\x00"
-            chunk = await self._await(store._range(self.start_key, end, 0, 0))
+            chunk = await self._await(self.store._range(self.start_key, end, 0, 0))
             if self.watch.ended:
                 return
             for kv in chunk.kvs:
                 self._send(RawEvent(kv.key, kv.mod_revision, kv.value, None, is_created=True))
-            start_revision = chunk.revision + 1
+            self.last_revision = chunk.revision
+        await self._connect()
+
+    async def _connect(self) -> None:
+        """Open the stream from C{last_revision + 1} on the first endpoint that answers."""
+        store = self.store
         create: dict[str, Any] = {
             "key": b64(self.start_key),
-            "start_revision": str(start_revision),
+            "start_revision": str(self.last_revision + 1),
             "prev_kv": True,
+            "progress_notify": True,
         }
         if self.end_key is not None:
             create["range_end"] = b64(self.end_key)
@@ -379,12 +546,14 @@ class _EtcdWatch:
         for index in store._endpoint_order():
             if self.watch.ended:
                 return
+            d = store._client.post(
+                store._endpoints[index] + "/v3/watch", data=body,
+                headers={b"Content-Type": [b"application/json"]},
+                unbuffered=True, reactor=store._reactor,
+            )
+            d = with_deadline(d, store._timeout, store._reactor)
             try:
-                response = await self._await(store._client.post(
-                    store._endpoints[index] + "/v3/watch", data=body,
-                    headers={b"Content-Type": [b"application/json"]},
-                    unbuffered=True, reactor=store._reactor,
-                ))
+                response = await self._await(d)
             except _CONNECTION_ERRORS as e:
                 if self.watch.ended:
                     return
@@ -392,9 +561,29 @@ class _EtcdWatch:
                 continue
             if self.watch.ended:
                 return
-            response.deliverBody(_LineReceiver(self))
+            self.established = True
+            self._receiver = _LineReceiver(self)
+            response.deliverBody(self._receiver)
             return
-        raise UnreachableError(message=f"etcd: no endpoint reachable for watch: {last!r}")
+        raise UnreachableError(
+            message=f"etcd: no endpoint reachable for watch: {_describe(last)}"
+        )
+
+    def _schedule_reconnect(self, reason: Any) -> None:
+        if self.watch.ended or self._timer is not None:
+            return
+        self._drop_transport()
+        # the first loss is news; the retries of a long outage are not
+        emit = _log.info if self.delay == WATCH_BACKOFF_INITIAL else _log.debug
+        emit("etcd watch of {key} lost ({reason}); reconnecting from revision {rev} in {delay}s",
+             key=self.start_key, reason=str(reason), rev=self.last_revision + 1, delay=self.delay)
+        self._timer = self.store._reactor.callLater(self.delay, self._reconnect)
+        self.delay = min(self.delay * WATCH_BACKOFF_FACTOR, WATCH_BACKOFF_MAX)
+
+    def _reconnect(self) -> None:
+        self._timer = None
+        if not self.watch.ended:
+            self._go(self._connect())
 
     async def _await(self, d: Any) -> Any:
         if not isinstance(d, Deferred):
@@ -425,21 +614,38 @@ class _EtcdWatch:
             return
         if "error" in message:
             error = message["error"]
-            text = error.get("message", "") if isinstance(error, dict) else str(error)
+            if isinstance(error, dict):
+                text = error.get("message", "")
+                code = _int(error.get("grpc_code", error.get("code", 2)))
+            else:
+                text, code = str(error), _int(message.get("code", 2))
+            if code not in _FATAL_WATCH_CODES and _COMPACTED not in text:
+                self._schedule_reconnect(f"etcd watch: {text}")
+                return
             self.watch.send(WatchEvent("ERROR", new_internal_error(f"etcd watch: {text}").status))
             self._close()
             return
         result = message.get("result") or {}
         compacted = int(result.get("compact_revision", 0))
         if compacted:
-            self.watch.send(WatchEvent("ERROR", expired_watch_status(self.revision, compacted)))
+            self.watch.send(WatchEvent(
+                "ERROR", expired_watch_status(self.last_revision, compacted)
+            ))
             self._close()
             return
-        for event in result.get("events") or []:
+        if result.get("created"):
+            self.delay = WATCH_BACKOFF_INITIAL
+        events = result.get("events") or []
+        if not events and not result.get("created") and not result.get("canceled"):
+            # a progress notification: every event up to the header revision was sent
+            self.last_revision = max(self.last_revision, header_revision(result))
+        for event in events:
             kv = event.get("kv") or {}
             prev = event.get("prev_kv")
             deleted = event.get("type", "PUT") == "DELETE"
             mod = int(kv.get("mod_revision", 0))
+            if mod <= self.last_revision:
+                continue
             created = not deleted and int(kv.get("create_revision", 0)) == mod
             if not created and prev is None:
                 # upstream: "etcd event received with PrevKv=nil" ends the watch
@@ -455,38 +661,45 @@ class _EtcdWatch:
             ))
             if self.watch.ended:
                 return
+            self.last_revision = mod
         if result.get("canceled"):
             self._close()
 
-    def lost(self) -> None:
+    def lost(self, reason: Any = None) -> None:
         self._transport = None
-        if not self.watch.ended:
-            self._close()
+        self._receiver = None
+        if self.watch.ended:
+            return
+        why = reason.getErrorMessage() if reason is not None else "connection closed"
+        self._schedule_reconnect(why)
 
 
 class _LineReceiver(Protocol):
-    """Splits a streamed body into lines (buffering partial ones) for an L{_EtcdWatch}."""
+    """
+    Splits a streamed body into lines (buffering partial ones) for an L{_EtcdWatch}.  The
+    gateway ends every message with a newline, so an unterminated line at the end of the
+    stream was cut off: it is dropped, and the reconnect asks for its events again.
+    """
 
     def __init__(self, owner: _EtcdWatch) -> None:
-        self._owner = owner
+        self.owner: Optional[_EtcdWatch] = owner
         self._buffer = b""
 
     def connectionMade(self) -> None:
-        self._owner.connected(self.transport)
+        if self.owner is not None:
+            self.owner.connected(self.transport)
 
     def dataReceived(self, data: bytes) -> None:
         self._buffer += data
-        while b"\n" in self._buffer:
+        while b"\n" in self._buffer and self.owner is not None:
             line, self._buffer = self._buffer.split(b"\n", 1)
-            self._owner.line(line)
+            self.owner.line(line)
 
     def connectionLost(self, reason: Any = None) -> None:
-        if self._buffer.strip() and reason is not None and reason.check(
-            webclient.ResponseDone, PotentialDataLoss
-        ):
-            line, self._buffer = self._buffer, b""
-            self._owner.line(line)
-        self._owner.lost()
+        owner, self.owner = self.owner, None
+        self._buffer = b""
+        if owner is not None:
+            owner.lost(reason)
 
 
 async def _none() -> None:

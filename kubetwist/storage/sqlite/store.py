@@ -17,10 +17,22 @@ out to the watchers whose key range covers it.  A watch from revision N register
 live events), then queries the log for rows after N on the same thread; the query answers with
 the revision it read at, R, and buffered events with revision <= R are dropped, so the replay
 and the live stream join without gaps or duplicates.
+
+Compaction (L{kubetwist.storage.compaction}): the store keeps upstream's C{compact_rev_key}
+(value and version) in C{kine_meta}, so the same compactor drives it as drives etcd.  After a
+compaction the freed pages go back to the file system (the database runs with
+C{auto_vacuum = INCREMENTAL}; C{PRAGMA incremental_vacuum}) and the WAL is checkpointed and
+truncated, so under a steady update load the files stay bounded.
+
+One process per database: the in-process watch fan-out cannot see another process's writes,
+so a store opened with C{lock_path} takes an exclusive C{flock} on that file and refuses to
+open (L{DataDirInUseError}) while another process holds it.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
 from typing import Any, Callable, Optional
 
@@ -32,6 +44,7 @@ from twisted.python.threadpool import ThreadPool
 from zope.interface import implementer
 
 from kubetwist.runtime.errors import new_internal_error
+from kubetwist.storage.compaction import COMPACT_REV_KEY, CompactTxnResult, ICompactable
 from kubetwist.storage.continuetoken import (
     CompactedError,
     FutureRevisionError,
@@ -87,11 +100,51 @@ _LATEST_IN_RANGE = """
 """
 
 
+_COMPACT_VERSION_KEY = COMPACT_REV_KEY + ".version"
+
+
+class DataDirInUseError(StorageError):
+    """Another process holds the store's lock file (a second writer on one database)."""
+
+
+def acquire_lock(path: str) -> int:
+    """
+    Take an exclusive, non-blocking C{flock} on C{path} (created if missing) and write this
+    process's id into it.
+
+    @return: the open file descriptor holding the lock (closing it releases the lock).
+    @raise DataDirInUseError: another process holds it; the message names that process.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        try:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        except OSError:
+            holder = ""
+        os.close(fd)
+        who = f"process {holder}" if holder.isdigit() else "another process"
+        raise DataDirInUseError(
+            path,
+            message=f"the embedded store in {os.path.dirname(path) or '.'} is in use by {who} "
+            f"(lock {os.path.basename(path)}); run one kubetwist per --data-dir, or several on "
+            "one etcd (--etcd-servers)",
+        ) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    return fd
+
+
 class _Watcher:
     """One registered watch: its key range, predicate, and replay/live state."""
 
     def __init__(self, start: bytes, end: Optional[bytes], predicate: SelectionPredicate,
-                 watch: Watch) -> None:
+                 watch: Watch, convert: Callable[[RawEvent], RawEvent] = lambda e: e) -> None:
+        self.convert = convert
         self.start = start
         self.end = end
         self.predicate = predicate
@@ -106,8 +159,8 @@ class _Watcher:
 
     def deliver(self, event: RawEvent) -> None:
         try:
-            out = transform_event(event, self.predicate)
-        except Exception as e:  # a predicate that raises ends this watch only
+            out = transform_event(self.convert(event), self.predicate)
+        except Exception as e:  # an undecryptable value or a raising predicate ends this watch
             self.watch.send(WatchEvent("ERROR", new_internal_error(str(e)).status))
             self.watch.close()
             return
@@ -115,7 +168,7 @@ class _Watcher:
             self.watch.send(out)
 
 
-@implementer(IStorage)
+@implementer(IStorage, ICompactable)
 class SQLiteStorage(KVStorageBase):
     """
     L{IStorage} on a SQLite file (kine-like MVCC log).
@@ -125,14 +178,17 @@ class SQLiteStorage(KVStorageBase):
     @param prefix: prepended to caller keys (upstream C{--etcd-prefix}).
     @param threadpool: the pool SQLite runs on (default: a dedicated one-thread pool); a pool
         with C{synchronous = True} runs each call inline (unit tests on a fake reactor).
+    @param lock_path: a file to hold an exclusive C{flock} on while the store is open.
+    @raise DataDirInUseError: C{lock_path} is locked by another process (or store).
     @ivar compact_revision: revisions below it may be gone (0: never compacted).
     """
 
     name = "sqlite"
 
     def __init__(self, reactor: Any, path: str, prefix: str = "/registry",
-                 threadpool: Any = None) -> None:
+                 threadpool: Any = None, lock_path: Optional[str] = None) -> None:
         super().__init__(prefix)
+        self._lock_fd = acquire_lock(lock_path) if lock_path else None
         self._reactor = reactor
         self._path = path
         self._conn: Optional[sqlite3.Connection] = None
@@ -176,9 +232,14 @@ class SQLiteStorage(KVStorageBase):
     # -- thread side (never called on the reactor thread) -----------------------------------
     def _db_open(self) -> int:
         conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout=5000")
+        # before WAL: a new database takes the mode at once, an existing one at its VACUUM
+        convert = conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=5000")
+        if convert and conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
+            conn.execute("VACUUM")
         for statement in _SCHEMA:
             conn.execute(statement)
         conn.execute("BEGIN IMMEDIATE")
@@ -341,18 +402,50 @@ class SQLiteStorage(KVStorageBase):
                 (revision, revision),
             )
             cur.execute("DELETE FROM kine WHERE id < ? AND deleted = 1", (revision,))
-            cur.execute(
-                "INSERT INTO kine_meta (k, v) VALUES ('compact_rev', ?) "
-                "ON CONFLICT (k) DO UPDATE SET v = excluded.v",
-                (revision,),
-            )
+            self._db_set_meta(cur, "compact_rev", revision)
             cur.execute("COMMIT")
         except BaseException:
             if self._conn is not None and self._conn.in_transaction:
                 cur.execute("ROLLBACK")
             raise
         self._db_compact_rev = revision
+        self._db_shrink()
         return revision
+
+    def _db_shrink(self) -> None:
+        """Give freed pages back to the file system and truncate the WAL."""
+        assert self._conn is not None, "database not open"
+        self._conn.execute("PRAGMA incremental_vacuum").fetchall()
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+    @staticmethod
+    def _db_set_meta(cur: sqlite3.Cursor, key: str, value: int) -> None:
+        cur.execute(
+            "INSERT INTO kine_meta (k, v) VALUES (?, ?) "
+            "ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+            (key, value),
+        )
+
+    def _db_compact_txn(self, expected_version: int, revision: int) -> CompactTxnResult:
+        cur = self._begin(immediate=True)
+        try:
+            meta = dict(cur.execute(
+                "SELECT k, v FROM kine_meta WHERE k IN (?, ?)",
+                (COMPACT_REV_KEY, _COMPACT_VERSION_KEY),
+            ).fetchall())
+            version = meta.get(_COMPACT_VERSION_KEY, 0)
+            current = self._db_revision(cur)
+            if version != expected_version:
+                cur.execute("COMMIT")
+                return CompactTxnResult(False, version, current, meta.get(COMPACT_REV_KEY, 0))
+            self._db_set_meta(cur, COMPACT_REV_KEY, revision)
+            self._db_set_meta(cur, _COMPACT_VERSION_KEY, version + 1)
+            cur.execute("COMMIT")
+        except BaseException:
+            if self._conn is not None and self._conn.in_transaction:
+                cur.execute("ROLLBACK")
+            raise
+        return CompactTxnResult(True, version + 1, current, revision)
 
     def _db_ping(self) -> None:
         assert self._conn is not None, "database not open"
@@ -416,7 +509,7 @@ class SQLiteStorage(KVStorageBase):
 
         w = Watch(on_stop=on_stop)
         watcher = _Watcher(key_bytes(start), None if end is None else key_bytes(end),
-                           predicate, w)
+                           predicate, w, self.event_from_storage)
         self._watchers.add(watcher)
         if revision == 0:
             d = self._run(self._db_initial, start, end)
@@ -457,6 +550,14 @@ class SQLiteStorage(KVStorageBase):
         d.addCallback(self._set_compact_revision)
         return d
 
+    def compact_txn(self, expected_version: int, revision: int) -> Deferred:
+        """
+        L{ICompactable.compact_txn} on C{kine_meta}: the compare-and-put of upstream's
+        C{compact_rev_key} (its value and version are two rows; unlike etcd the write takes
+        no revision of the log).
+        """
+        return self._run(self._db_compact_txn, expected_version, revision)
+
     def check_health(self) -> Deferred:
         """Fire with L{None} if the database answers, else fail with L{UnreachableError}."""
 
@@ -469,10 +570,11 @@ class SQLiteStorage(KVStorageBase):
         """Close every watch, the database and the thread; idempotent."""
         if self._stopped:
             return Deferred.fromCoroutine(_none())
-        try:
-            self._reactor.removeSystemEventTrigger(self._shutdown_trigger)
-        except (ValueError, KeyError, TypeError):
-            pass
+        if self._shutdown_trigger is not None:
+            try:
+                self._reactor.removeSystemEventTrigger(self._shutdown_trigger)
+            except (ValueError, KeyError, TypeError):
+                pass
         for watcher in list(self._watchers):
             watcher.watch.close()
         self._watchers.clear()
@@ -481,6 +583,9 @@ class SQLiteStorage(KVStorageBase):
 
         def stop_pool(result: Any) -> Any:
             self._pool.stop()
+            lock_fd, self._lock_fd = self._lock_fd, None
+            if lock_fd is not None:
+                os.close(lock_fd)
             return None
 
         return d.addBoth(stop_pool)
