@@ -219,6 +219,13 @@ def _utcnow() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc)
 
 
+_CACHE_ATTR = "_kubetwist_x509_user"
+
+
+def _not_after(cert: x509.Certificate) -> datetime.datetime:
+    return cert.not_valid_after_utc
+
+
 @implementer(IAuthenticator)
 class X509Authenticator:
     """
@@ -249,10 +256,26 @@ class X509Authenticator:
         @raise AuthenticationError: C{verifying certificate SN=..., SKID=..., AKID=... failed:
             x509: ...} when the chain does not verify.
         """
+        transport = _tls_transport(request)
+        cached = getattr(transport, _CACHE_ATTR, None) if transport is not None else None
+        if cached is not None and cached[0] is self:
+            _, user, not_after = cached
+            if user is None or self._now() < not_after:
+                return user
         chain = self._peer_chain(request)
         if not chain:
-            return None
-        return self.authenticate_chain(chain)
+            user, not_after = None, None
+        else:
+            user = self.authenticate_chain(chain)
+            not_after = _not_after(chain[0])
+        if transport is not None:
+            # the peer's certificate cannot change within one TLS connection: verify it once
+            # per connection (the expiry is still checked on every request)
+            try:
+                setattr(transport, _CACHE_ATTR, (self, user, not_after))
+            except AttributeError:
+                pass
+        return user
 
     def authenticate_chain(self, chain: list[x509.Certificate]) -> UserInfo | None:
         """

@@ -271,3 +271,41 @@ class PeerCertificateOverTLSTests(TLSServerTestCase):
         code, body, _, err = await self.curl("--http1.1")
         self.assertEqual(code, 0, err)
         self.assertEqual((body["chain"], body["user"], body["error"]), ([], None, None))
+
+
+class _TLSTransport:
+    """A transport that claims to be TLS (for the per-connection cache)."""
+
+
+from zope.interface import classImplements  # noqa: E402
+from twisted.internet.interfaces import ISSLTransport  # noqa: E402
+
+classImplements(_TLSTransport, ISSLTransport)
+
+
+class ConnectionCacheTests(SynchronousTestCase):
+    """The verified user is cached on the TLS connection; expiry is still enforced."""
+
+    def test_verified_once_per_connection(self) -> None:
+        """Two requests on one connection read and verify the chain once."""
+        reads = []
+        now = [NOW]
+        auth = X509Authenticator([ROOT], now=lambda: now[0],
+                                 peer_chain=lambda request: reads.append(1) or [JANE])
+        transport = _TLSTransport()
+        for _ in range(2):
+            request = FakeRequest()
+            request.transport = transport
+            self.assertEqual(auth.authenticate(request).name, "jane")
+        self.assertEqual(len(reads), 1)
+
+    def test_expired_leaf_reverified(self) -> None:
+        """After the leaf's notAfter the chain is verified again (and fails)."""
+        now = [NOW]
+        auth = X509Authenticator([ROOT], now=lambda: now[0], peer_chain=lambda request: [JANE])
+        request = FakeRequest()
+        request.transport = _TLSTransport()
+        self.assertEqual(auth.authenticate(request).name, "jane")
+        now[0] = JANE.not_valid_after_utc + DAY
+        with self.assertRaises(AuthenticationError):
+            auth.authenticate(request)
