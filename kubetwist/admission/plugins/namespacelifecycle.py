@@ -27,6 +27,20 @@ class NamespaceLifecycle:
     def handles(self, operation: str) -> bool:
         return operation in ("CREATE", "DELETE")
 
+    async def _namespace(self, name: str) -> dict:
+        """The namespace, read at resourceVersion "0" (the watch cache, as upstream's informer)
+        and, when that misses, live from storage (upstream's live lookup of a namespace created
+        a moment ago).
+
+        @raise StatusError: 404 C{namespaces "x" not found}."""
+        for rv in ("0", ""):
+            try:
+                return await self.namespaces.get("", name, rv)
+            except errors.StatusError as e:
+                if e.code != 404:
+                    raise
+        raise errors.new_not_found("", "namespaces", name)
+
     async def validate(self, a: Any) -> None:
         if a.operation == "DELETE":
             if a.spec.resource == "namespaces" and not a.spec.group and \
@@ -38,12 +52,7 @@ class NamespaceLifecycle:
             return
         if a.spec.resource in ("namespaces",) and not a.spec.group:
             return
-        try:
-            ns = await self.namespaces.get("", a.namespace)
-        except errors.StatusError as e:
-            if e.code == 404:
-                raise errors.new_not_found("", "namespaces", a.namespace) from None
-            raise
+        ns = await self._namespace(a.namespace)
         if (ns.get("status") or {}).get("phase") == "Terminating" or \
                 ns.get("metadata", {}).get("deletionTimestamp"):
             if a.spec.resource == "events" and not a.spec.group:
