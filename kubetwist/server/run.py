@@ -194,6 +194,8 @@ class KubeAPIService(MultiService):
         site = Site(self.chain)
         site.displayTracebacks = False
         site.noisy = False
+        # no access-log line per request: kube-apiserver logs requests only at high verbosity
+        site.log = lambda request: None
         endpoint = secure_endpoint(self.reactor, self.options, self.tls)
         d = endpoint.listen(site)
         d.addCallbacks(self._listening, self._listen_failed)
