@@ -21,6 +21,13 @@ from kubetwist.runtime import codec, errors
 log = Logger()
 
 
+def warning_header(text: str) -> str:
+    """A C{Warning} header value, as upstream C{net.NewWarningHeader(299, "-", text)}: the text
+    quoted with C{"} and C{\\} backslash-escaped."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
+
+
 def write_body(request: Any, code: int, body: bytes, content_type: str) -> None:
     """Write a complete response (no-op if the client is gone)."""
     if getattr(request, "_disconnected", False) or request.finished:
@@ -30,7 +37,7 @@ def write_body(request: Any, code: int, body: bytes, content_type: str) -> None:
     request.setHeader(b"Content-Length", str(len(body)).encode())
     request.setHeader(b"Cache-Control", b"no-cache, private")
     for w in getattr(request, "kube_warnings", []) or []:
-        request.responseHeaders.addRawHeader(b"Warning", f'299 - "{w}"'.encode())
+        request.responseHeaders.addRawHeader(b"Warning", warning_header(w).encode())
     if request.method != b"HEAD":
         request.write(body)
     request.finish()
