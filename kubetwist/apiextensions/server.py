@@ -185,7 +185,7 @@ class APIExtensionsServer:
             return
         self._fingerprints[name] = fingerprint
         old_group = (self.crd_objects.get(name, {}).get("spec") or {}).get("group")
-        converter = converter_for(crd, self.conversion_client_factory, None)
+        converter = converter_for(crd, self.conversion_client_factory, self.clock)
         versions: dict[str, ServedVersion] = {}
         for vname in crdv.served_versions(crd):
             versions[vname] = build_version(
