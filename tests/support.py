@@ -24,6 +24,7 @@ from kubetwist.authentication.config import new_request_authenticator
 from kubetwist.authentication.tokenfile import TokenFileAuthenticator
 from kubetwist.controlplane.instance import ControlPlaneConfig
 from kubetwist.server.run import assemble
+from kubetwist.storage.cacher import Cacher
 from kubetwist.storage.sqlite import SQLiteStorage
 
 ADMIN = {"Authorization": "Bearer admin-token"}
@@ -48,9 +49,9 @@ class FakeReactorClock(Clock):
 def build_chain(clock: Clock, modes=("AlwaysAllow",), max_inflight: int = 400,
                 max_mutating: int = 200, request_timeout: float = 60.0,
                 storage: Any = None, shutdown_check: Any = None) -> dict:
-    """Assemble the real server chain (L{kubetwist.server.run.assemble}) over C{:memory:}
-    SQLite; returns its parts."""
-    storage = storage or SQLiteStorage(clock, ":memory:", threadpool=InlinePool())
+    """Assemble the real server chain (L{kubetwist.server.run.assemble}) over the Cacher in
+    front of C{:memory:} SQLite, as the process runs it; returns its parts."""
+    storage = storage or Cacher(SQLiteStorage(clock, ":memory:", threadpool=InlinePool()), clock)
     fd, path = tempfile.mkstemp()
     with os.fdopen(fd, "w") as f:
         f.write("admin-token,admin,1,system:masters\njane-token,jane,2,\n")

@@ -152,7 +152,11 @@ class KubeAPIService(MultiService):
         with open(certs.ca_cert_file) as f:
             ca_pem = f.read()
 
-        self.storage = self.build_storage()
+        from kubetwist.storage.cacher import Cacher
+
+        # the watch cache in front of the backend (upstream's Cacher): lists at
+        # resourceVersion 0 / NotOlderThan and all watches are served from memory
+        self.storage = Cacher(self.build_storage(), self.reactor)
         parts = assemble(
             self.storage, self.reactor,
             ControlPlaneConfig(

@@ -5,6 +5,7 @@ watch-list, 410 past the window, slow watchers, and 410 for a compacted continue
 """
 
 import json
+from typing import ClassVar
 
 from treq.testing import StubTreq
 
@@ -84,7 +85,7 @@ class WatchTests(KubeTestCase):
 class CachedChainMixin:
     """Builds the chain over C{Cacher(SQLiteStorage)}, as the server wires it."""
 
-    cacher_options: dict = {}
+    cacher_options: ClassVar[dict] = {}
 
     def setUp(self) -> None:
         self.clock = FakeReactorClock()
@@ -106,7 +107,7 @@ class CachedChainMixin:
 class CachedWatchTests(CachedChainMixin, WatchTests):
     """Every watch test above, with the watch cache in front of the store."""
 
-    cacher_options = {"watcher_buffer": 5}
+    cacher_options: ClassVar[dict] = {"watcher_buffer": 5}
 
     def list_rv(self) -> str:
         return self.request("GET", "/api/v1/namespaces/default/configmaps")[1][
@@ -150,7 +151,7 @@ class CachedWatchTests(CachedChainMixin, WatchTests):
     def test_too_old_resource_version_gone(self):
         """A watch from before the cache's window gets one ERROR: 410 Expired, then ends."""
         rv = int(self.list_rv())
-        response, chunks = self.open_watch(
+        _, chunks = self.open_watch(
             f"/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={rv - 1}")
         self.assertEqual(self.events(chunks), [{"type": "ERROR", "object": {
             "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
