@@ -92,7 +92,6 @@ def machine() -> dict:
         "loadavg_at_end": load,
         "cacher_present": (tree / "kubetwist" / "storage" / "cacher").is_dir(),
         "cacher_wired": wired,
-        "cacher_preview": cacher_preview(),
     }
 
 
@@ -144,19 +143,6 @@ class CPUMeter:
 # Processes
 
 
-def cacher_preview() -> bool:
-    """Whether C{KUBETWIST_BENCH_CACHER=preview} asks for L{PreviewKubeAPIProcess}."""
-    return os.environ.get("KUBETWIST_BENCH_CACHER") == "preview"
-
-
-class PreviewKubeAPIProcess(KubeAPIProcess):
-    """C{twistd kubeapi} started through C{kubeapi_cacher_preview.py} (a Cacher in front)."""
-
-    def command(self) -> list[str]:
-        preview = str(Path(__file__).resolve().parent / "kubeapi_cacher_preview.py")
-        return [sys.executable, preview, *super().command()[1:]]
-
-
 class Cluster:
     """
     A throwaway etcd and one C{twistd -n kubeapi} on it, both on free loopback ports.
@@ -172,8 +158,7 @@ class Cluster:
 
     def __enter__(self) -> Self:
         self.etcd.start()
-        kind = PreviewKubeAPIProcess if cacher_preview() else KubeAPIProcess
-        self.server = kind(etcd_url=self.etcd.url, extra_args=self.extra_args)
+        self.server = KubeAPIProcess(etcd_url=self.etcd.url, extra_args=self.extra_args)
         try:
             self.server.start()
         except BaseException:
