@@ -30,11 +30,12 @@ C{Timeout} ERROR.
 from __future__ import annotations
 
 import base64
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 from twisted.internet import error as ierror
-from twisted.internet.defer import CancelledError, Deferred, TimeoutError as DeferredTimeoutError
+from twisted.internet.defer import CancelledError, Deferred
+from twisted.internet.defer import TimeoutError as DeferredTimeoutError
 from twisted.internet.protocol import Protocol
 from twisted.logger import Logger
 from twisted.web import client as webclient
@@ -49,6 +50,15 @@ from kubetwist.storage.continuetoken import (
     key_text,
     parse_resource_version,
 )
+from kubetwist.storage.interfaces import (
+    EVERYTHING,
+    IStorage,
+    SelectionPredicate,
+    StorageError,
+    UnreachableError,
+    Watch,
+    WatchEvent,
+)
 from kubetwist.storage.kv import (
     KeyValue,
     KVStorageBase,
@@ -59,15 +69,6 @@ from kubetwist.storage.kv import (
     error_watch,
     expired_watch_status,
     transform_event,
-)
-from kubetwist.storage.interfaces import (
-    EVERYTHING,
-    IStorage,
-    SelectionPredicate,
-    StorageError,
-    UnreachableError,
-    Watch,
-    WatchEvent,
 )
 
 _log = Logger()
@@ -178,8 +179,11 @@ class Etcd3Storage(KVStorageBase):
         self._current = 0
         self._timeout = request_timeout
         self._watches: set[_EtcdWatch] = set()
-        self._health_started: Optional[float] = None
-        self._health_error: Optional[Exception] = UnreachableError(
+        #: the newest revision known to be compacted (by this process or, as read from
+        #: C{compact_rev_key} or a watch, by another); 0 until known
+        self.compact_revision = 0
+        self._health_started: float | None = None
+        self._health_error: Exception | None = UnreachableError(
             message="etcd client connection not yet established"
         )
 
@@ -188,7 +192,7 @@ class Etcd3Storage(KVStorageBase):
         n = len(self._endpoints)
         return [(self._current + i) % n for i in range(n)]
 
-    async def _call(self, path: str, body: dict, timeout: Optional[float] = None,
+    async def _call(self, path: str, body: dict, timeout: float | None = None,
                     retry_unavailable: bool = False) -> dict:
         """
         POST C{body} as JSON to C{path} on the first endpoint that answers, each attempt
@@ -200,7 +204,7 @@ class Etcd3Storage(KVStorageBase):
         @raise EtcdError: etcd answered with an error.
         """
         data = orjson.dumps(body)
-        last: Optional[BaseException] = None
+        last: BaseException | None = None
         for index in self._endpoint_order():
             url = self._endpoints[index] + path
             attempt = with_deadline(Deferred.fromCoroutine(self._post(url, data)),
@@ -257,7 +261,7 @@ class Etcd3Storage(KVStorageBase):
         return 0
 
     # -- primitives ------------------------------------------------------------------------
-    async def _get_kv(self, key: str) -> tuple[Optional[KeyValue], int]:
+    async def _get_kv(self, key: str) -> tuple[KeyValue | None, int]:
         response = await self._range_call({"key": b64(key)})
         kvs = response.get("kvs") or []
         return (parse_kv(kvs[0]) if kvs else None), header_revision(response)
@@ -272,7 +276,7 @@ class Etcd3Storage(KVStorageBase):
         kvs = [parse_kv(kv) for kv in response.get("kvs") or []]
         return RangeChunk(kvs, int(response.get("count", 0)), header_revision(response))
 
-    async def _txn(self, compare: dict, success: dict, failure: Optional[dict]) -> TxnResult:
+    async def _txn(self, compare: dict, success: dict, failure: dict | None) -> TxnResult:
         body: dict[str, Any] = {"compare": [compare], "success": [success]}
         if failure is not None:
             body["failure"] = [failure]
@@ -337,6 +341,7 @@ class Etcd3Storage(KVStorageBase):
 
         async def run() -> int:
             await self._call("/v3/kv/compaction", {"revision": str(revision), "physical": True})
+            self.saw_compaction(revision)
             return revision
 
         return Deferred.fromCoroutine(run())
@@ -364,9 +369,14 @@ class Etcd3Storage(KVStorageBase):
                 if kvs:
                     version = _int(kvs[0].get("version", 0))
                     value = _int(unb64(kvs[0].get("value", "")).decode("ascii", "replace"))
+            self.saw_compaction(value)
             return CompactTxnResult(False, version, current, value)
 
         return Deferred.fromCoroutine(run())
+
+    def saw_compaction(self, revision: int) -> None:
+        """Record that etcd was compacted at C{revision} (L{compact_revision} only grows)."""
+        self.compact_revision = max(self.compact_revision, revision)
 
     def check_health(self) -> Deferred:
         """
@@ -389,8 +399,7 @@ class Etcd3Storage(KVStorageBase):
                                  timeout=HEALTHCHECK_TIMEOUT, retry_unavailable=True)
             except (StorageError, *_CONNECTION_ERRORS) as e:
                 reason = str(e)
-                if reason.startswith("etcd: "):
-                    reason = reason[len("etcd: "):]
+                reason = reason.removeprefix("etcd: ")
                 error = UnreachableError(message=f"error getting data from etcd: {reason}")
                 if self._health_started == now:
                     self._health_error = error
@@ -427,7 +436,7 @@ def _int(value: Any) -> int:
         return 0
 
 
-def _describe(error: Optional[BaseException]) -> str:
+def _describe(error: BaseException | None) -> str:
     """A short text for a connection failure (the class name when it has no message)."""
     if error is None:
         return "no endpoint tried"
@@ -447,7 +456,7 @@ class _EtcdWatch:
         instead of ending the watch.
     """
 
-    def __init__(self, store: Etcd3Storage, start: str, end: Optional[str], revision: int,
+    def __init__(self, store: Etcd3Storage, start: str, end: str | None, revision: int,
                  predicate: SelectionPredicate) -> None:
         self.store = store
         self.start_key = start
@@ -458,9 +467,9 @@ class _EtcdWatch:
         self.watch = Watch(on_stop=self._on_stop)
         self.established = False
         self.delay = WATCH_BACKOFF_INITIAL
-        self._pending: Optional[Deferred] = None
+        self._pending: Deferred | None = None
         self._transport: Any = None
-        self._receiver: Optional[_LineReceiver] = None
+        self._receiver: _LineReceiver | None = None
         self._timer: Any = None
 
     def start(self) -> None:
@@ -512,7 +521,7 @@ class _EtcdWatch:
     def _send(self, event: RawEvent) -> None:
         try:
             out = transform_event(self.store.event_from_storage(event), self.predicate)
-        except Exception as e:  # undecryptable value or a predicate that raises
+        except Exception as e:  # noqa: BLE001 -- undecryptable value, raising predicate
             self.watch.send(WatchEvent("ERROR", new_internal_error(str(e)).status))
             self._close()
             return
@@ -542,7 +551,7 @@ class _EtcdWatch:
         if self.end_key is not None:
             create["range_end"] = b64(self.end_key)
         body = orjson.dumps({"create_request": create})
-        last: Optional[BaseException] = None
+        last: BaseException | None = None
         for index in store._endpoint_order():
             if self.watch.ended:
                 return
@@ -628,6 +637,7 @@ class _EtcdWatch:
         result = message.get("result") or {}
         compacted = int(result.get("compact_revision", 0))
         if compacted:
+            self.store.saw_compaction(compacted)
             self.watch.send(WatchEvent(
                 "ERROR", expired_watch_status(self.last_revision, compacted)
             ))
@@ -682,7 +692,7 @@ class _LineReceiver(Protocol):
     """
 
     def __init__(self, owner: _EtcdWatch) -> None:
-        self.owner: Optional[_EtcdWatch] = owner
+        self.owner: _EtcdWatch | None = owner
         self._buffer = b""
 
     def connectionMade(self) -> None:

@@ -34,10 +34,10 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
-from twisted.internet.defer import Deferred
-from twisted.internet.defer import maybeDeferred
+from twisted.internet.defer import Deferred, maybeDeferred
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
@@ -52,6 +52,15 @@ from kubetwist.storage.continuetoken import (
     key_text,
     parse_resource_version,
 )
+from kubetwist.storage.interfaces import (
+    EVERYTHING,
+    IStorage,
+    SelectionPredicate,
+    StorageError,
+    UnreachableError,
+    Watch,
+    WatchEvent,
+)
 from kubetwist.storage.kv import (
     KeyValue,
     KVStorageBase,
@@ -62,15 +71,6 @@ from kubetwist.storage.kv import (
     error_watch,
     expired_watch_status,
     transform_event,
-)
-from kubetwist.storage.interfaces import (
-    EVERYTHING,
-    IStorage,
-    SelectionPredicate,
-    StorageError,
-    UnreachableError,
-    Watch,
-    WatchEvent,
 )
 
 _log = Logger()
@@ -142,7 +142,7 @@ def acquire_lock(path: str) -> int:
 class _Watcher:
     """One registered watch: its key range, predicate, and replay/live state."""
 
-    def __init__(self, start: bytes, end: Optional[bytes], predicate: SelectionPredicate,
+    def __init__(self, start: bytes, end: bytes | None, predicate: SelectionPredicate,
                  watch: Watch, convert: Callable[[RawEvent], RawEvent] = lambda e: e) -> None:
         self.convert = convert
         self.start = start
@@ -160,7 +160,7 @@ class _Watcher:
     def deliver(self, event: RawEvent) -> None:
         try:
             out = transform_event(self.convert(event), self.predicate)
-        except Exception as e:  # an undecryptable value or a raising predicate ends this watch
+        except Exception as e:  # noqa: BLE001 -- undecryptable value, raising predicate
             self.watch.send(WatchEvent("ERROR", new_internal_error(str(e)).status))
             self.watch.close()
             return
@@ -186,12 +186,12 @@ class SQLiteStorage(KVStorageBase):
     name = "sqlite"
 
     def __init__(self, reactor: Any, path: str, prefix: str = "/registry",
-                 threadpool: Any = None, lock_path: Optional[str] = None) -> None:
+                 threadpool: Any = None, lock_path: str | None = None) -> None:
         super().__init__(prefix)
         self._lock_fd = acquire_lock(lock_path) if lock_path else None
         self._reactor = reactor
         self._path = path
-        self._conn: Optional[sqlite3.Connection] = None
+        self._conn: sqlite3.Connection | None = None
         self._db_compact_rev = 0  # thread-side copy
         self.compact_revision = 0
         self._watchers: set[_Watcher] = set()
@@ -264,14 +264,14 @@ class SQLiteStorage(KVStorageBase):
         return row[0] if row else 0
 
     @staticmethod
-    def _db_latest(cur: sqlite3.Cursor, name: bytes) -> Optional[tuple]:
+    def _db_latest(cur: sqlite3.Cursor, name: bytes) -> tuple | None:
         return cur.execute(
             "SELECT id, deleted, create_revision, value FROM kine WHERE name = ? "
             "ORDER BY id DESC LIMIT 1",
             (name,),
         ).fetchone()
 
-    def _db_get(self, key: str) -> tuple[Optional[KeyValue], int]:
+    def _db_get(self, key: str) -> tuple[KeyValue | None, int]:
         cur = self._begin()
         try:
             row = self._db_latest(cur, key_bytes(key))
@@ -323,8 +323,8 @@ class SQLiteStorage(KVStorageBase):
         finally:
             cur.execute("COMMIT")
 
-    def _db_write(self, key: str, value: Optional[bytes], expected: int,
-                  get_on_failure: bool) -> tuple[TxnResult, Optional[RawEvent]]:
+    def _db_write(self, key: str, value: bytes | None, expected: int,
+                  get_on_failure: bool) -> tuple[TxnResult, RawEvent | None]:
         """Put (C{value} bytes) or delete (C{value} L{None}) if the mod revision is C{expected}."""
         name = key_bytes(key)
         cur = self._begin(immediate=True)
@@ -357,7 +357,7 @@ class SQLiteStorage(KVStorageBase):
         event = RawEvent(key, revision, value, old_value, is_created=created, is_deleted=deleted)
         return TxnResult(True, revision), event
 
-    def _db_events(self, start: str, end: Optional[str], after: int) -> tuple[list[RawEvent], int]:
+    def _db_events(self, start: str, end: str | None, after: int) -> tuple[list[RawEvent], int]:
         cur = self._begin()
         try:
             if after + 1 < self._db_compact_rev:
@@ -383,7 +383,7 @@ class SQLiteStorage(KVStorageBase):
         ]
         return events, current
 
-    def _db_initial(self, start: str, end: Optional[str]) -> tuple[list[RawEvent], int]:
+    def _db_initial(self, start: str, end: str | None) -> tuple[list[RawEvent], int]:
         chunk = self._db_range(start, end if end is not None else start + "\x00", 0, 0)
         events = [RawEvent(kv.key, kv.mod_revision, kv.value, None, is_created=True)
                   for kv in chunk.kvs]
@@ -452,13 +452,13 @@ class SQLiteStorage(KVStorageBase):
         self._conn.execute("SELECT 1").fetchone()
 
     # -- primitives (reactor side) -----------------------------------------------------------
-    async def _get_kv(self, key: str) -> tuple[Optional[KeyValue], int]:
+    async def _get_kv(self, key: str) -> tuple[KeyValue | None, int]:
         return await self._run(self._db_get, key)
 
     async def _range(self, start: str, end: str, revision: int, limit: int) -> RangeChunk:
         return await self._run(self._db_range, start, end, revision, limit)
 
-    async def _write(self, key: str, value: Optional[bytes], expected: int,
+    async def _write(self, key: str, value: bytes | None, expected: int,
                      get_on_failure: bool) -> TxnResult:
         result, event = await self._run(self._db_write, key, value, expected, get_on_failure)
         # results arrive on the reactor in commit order: fan out before anything else runs
@@ -502,7 +502,7 @@ class SQLiteStorage(KVStorageBase):
             start, end = self._watch_range(key, recursive)
         except StorageError as e:
             return error_watch(bad_request_status(str(e)))
-        watcher: Optional[_Watcher] = None
+        watcher: _Watcher | None = None
 
         def on_stop() -> None:
             self._watchers.discard(watcher)  # type: ignore[arg-type]
