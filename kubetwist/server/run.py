@@ -191,9 +191,11 @@ class KubeAPIService(MultiService):
         try:
             self.build()
         except Exception as e:
-            log.failure("kubetwist failed to start")
-            print(f"kubetwist: cannot start: {e}", file=sys.stderr)
-            self.reactor.callWhenRunning(self.reactor.stop)
+            from kubetwist.storage.sqlite import DataDirInUseError
+
+            if not isinstance(e, DataDirInUseError):
+                log.failure("kubetwist failed to start")
+            self._fatal(f"kubetwist: cannot start: {e}")
             return
         site = Site(self.chain)
         site.displayTracebacks = False
@@ -205,9 +207,19 @@ class KubeAPIService(MultiService):
         d.addCallbacks(self._listening, self._listen_failed)
 
     def _listen_failed(self, failure: Any) -> None:
-        print(f"kubetwist: cannot listen on {self.options['bind-address']}:"
-              f"{self.options['secure-port']}: {failure.getErrorMessage()}", file=sys.stderr)
-        self.reactor.stop()
+        self._fatal(f"kubetwist: cannot listen on {self.options['bind-address']}:"
+                    f"{self.options['secure-port']}: {failure.getErrorMessage()}")
+
+    def _fatal(self, message: str) -> None:
+        """A start-up failure: one line on stderr, then stop and exit with status 1 once the
+        reactor has shut down (twistd itself would exit 0; kube-apiserver exits non-zero)."""
+        print(message, file=sys.stderr)
+        sys.stderr.flush()
+        self.reactor.addSystemEventTrigger("after", "shutdown", os._exit, 1)
+        if getattr(self.reactor, "running", False):
+            self.reactor.stop()
+        else:
+            self.reactor.callWhenRunning(self.reactor.stop)
 
     def _listening(self, port: Any) -> None:
         self.port = port

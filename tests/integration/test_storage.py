@@ -493,7 +493,7 @@ class EmbeddedStoreLockTests(SynchronousTestCase):
         self.server = self.fixture.server
 
     def test_second_writer_refused(self) -> None:
-        """A second kubeapi on the same --data-dir exits with one clear line on stderr."""
+        """A second kubeapi on the same --data-dir exits 1 with one clear line on stderr."""
         second = KubeAPIProcess(data_dir=self.server.data_dir)
         self.addCleanup(second.cleanup)
         result = subprocess.run(second.command(), capture_output=True, text=True, check=False,
@@ -510,6 +510,7 @@ class EmbeddedStoreLockTests(SynchronousTestCase):
             "--data-dir, or several on one etcd (--etcd-servers)"
         )
         self.assertEqual(lines, [expected], output)
+        self.assertEqual(result.returncode, 1, output)
         self.assertEqual(self.server.request("GET", "/readyz").status, 200)
 
 
