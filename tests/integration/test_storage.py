@@ -433,6 +433,36 @@ class TwoServersTests(StorageServerMixin, SynchronousTestCase):
         self.assertEqual(stale.status, 409, stale.body)
         self.assertEqual(stale.json()["reason"], "Conflict")
 
+    def test_watch_list_through_the_other_server(self) -> None:
+        """
+        Watch-list (KEP-3157) through B of what was written through A: the current objects as
+        ADDED, then a BOOKMARK annotated C{k8s.io/initial-events-end: "true"}, then live
+        changes.
+        """
+        ns = self.make_namespace(self.a)
+        self.create_cm(self.a, ns, "one", n="1")
+        self.create_cm(self.a, ns, "two", n="2")
+        w = RawWatch(self.b, f"/api/v1/namespaces/{ns}/configmaps?watch=1&sendInitialEvents=true"
+                             f"&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true")
+        self.addCleanup(w.close)
+        self.assertEqual(w.status, 200)
+        initial = []
+        while True:
+            event = w.next()
+            if event["type"] == "BOOKMARK":
+                break
+            initial.append(self.summary(event)[:2])
+        self.assertEqual(sorted(initial), [("ADDED", "kube-root-ca.crt"), ("ADDED", "one"),
+                                           ("ADDED", "two")])
+        self.assertEqual(event["object"]["metadata"].get("annotations"),
+                         {"k8s.io/initial-events-end": "true"})
+        updated = self.update_cm(self.a, ns, "one", n="3")
+        event = w.next()
+        while event["type"] == "BOOKMARK":
+            event = w.next()
+        self.assertEqual(self.summary(event),
+                         ("MODIFIED", "one", updated["metadata"]["resourceVersion"]))
+
     def test_watch_at_compacted_resource_version(self) -> None:
         """
         With C{--etcd-compaction-interval=1s} old revisions go: an Exact list at them answers
