@@ -55,6 +55,18 @@ class CountingStorage(SQLiteStorage):
                              predicate or SelectionPredicate())
 
 
+class NoProgressStorage(CountingStorage):
+    """A backend whose watches cannot answer progress requests (as etcd without
+    RequestWatchProgress support)."""
+
+    def watch(self, key, resource_version="", recursive=False, predicate=None, **kwargs):
+        inner = super().watch(key, resource_version, recursive, predicate)
+        outer = Watch(on_stop=inner.stop)
+        inner.subscribe(outer.send)
+        inner.done.addCallback(lambda _: outer.close())
+        return outer
+
+
 class SilentCompactionStorage(CountingStorage):
     """A store that does not tell the Cacher about its compactions (like etcd compacted by
     another API server)."""
@@ -222,6 +234,21 @@ class CacherReadTests(CacherTestCase):
         self.assertEqual([o["metadata"]["name"] for o in result.items], ["a", "b"])
         self.assertEqual(result.resource_version, str(rv(b)))
         self.assertEqual(len(self.backend.lists), calls)
+
+    def test_consistent_list_served_from_cache_after_progress(self):
+        """Behind the backend's revision (writes elsewhere), a consistent list asks the
+        embedded store's watch for progress and is then served from the cache."""
+        self.successResultOf(self.cacher.start_caching("/registry/configmaps"))
+        a = self.create("a")
+        secret = self.create("s", resource="secrets")
+        calls = len(self.backend.lists)
+        result = self.successResultOf(self.cacher.get_list("/registry/configmaps/"))
+        self.assertEqual((result.items, result.resource_version), ([a], str(rv(secret))))
+        self.assertEqual(len(self.backend.lists), calls)
+
+
+class CacherNoProgressTests(CacherTestCase):
+    backend_class = NoProgressStorage
 
     def test_consistent_list_behind_without_progress_delegates(self):
         """Behind the backend with no way to learn progress, a consistent list reads it."""

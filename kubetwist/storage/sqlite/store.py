@@ -507,7 +507,18 @@ class SQLiteStorage(KVStorageBase):
         def on_stop() -> None:
             self._watchers.discard(watcher)  # type: ignore[arg-type]
 
-        w = Watch(on_stop=on_stop)
+        def on_progress() -> None:
+            # upstream RequestWatchProgress: the current revision, read on the store's one
+            # thread after every earlier write; write results reach the reactor (and are fanned
+            # out) in commit order, so when this answer arrives every change up to it has been
+            # sent to this watch
+            def answer(current: int) -> None:
+                if not w.ended and watcher is not None and watcher.live:
+                    w.send(WatchEvent("BOOKMARK", {"metadata": {"resourceVersion": str(current)}}))
+
+            self._run(self._db_current).addCallbacks(answer, lambda failure: None)
+
+        w = Watch(on_stop=on_stop, on_progress=on_progress)
         watcher = _Watcher(key_bytes(start), None if end is None else key_bytes(end),
                            predicate, w, self.event_from_storage)
         self._watchers.add(watcher)
