@@ -118,7 +118,8 @@ class RawWatch:
                     break
                 if line.strip():
                     self.events.put(json.loads(line))
-        except (OSError, ValueError, http.client.HTTPException):
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):
+            # AttributeError: http.client's reader when close() ran under it on the test thread
             pass
         finally:
             self.ended.set()
