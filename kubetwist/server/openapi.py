@@ -16,6 +16,7 @@ import hashlib
 from typing import Any
 
 from kubetwist.endpoints.installer import APIGroupVersion
+from kubetwist.server.openapi_types import kind_schemas
 from kubetwist.endpoints.responses import funnel, write_body
 from kubetwist.runtime import codec
 
@@ -78,6 +79,14 @@ def _operation(action: str, op_id: str, gvk: dict, query: list[str], ref: str,
     return op
 
 
+def _merge_schemas(schemas: dict, derived: dict, root: str) -> None:
+    """Add C{derived}'s component schemas: its C{root} always (it carries the kind's GVK), the
+    others only where absent (a type reached from another kind has no GVK of its own)."""
+    for key, value in derived.items():
+        if key == root or key not in schemas:
+            schemas[key] = value
+
+
 def group_version_document(agv: APIGroupVersion, title_version: str) -> dict:
     """The OpenAPI v3 document of one group-version."""
     gv_camel = ("Core" if not agv.group else _camel(agv.group.replace(".k8s.io", ""))) + \
@@ -97,10 +106,18 @@ def group_version_document(agv: APIGroupVersion, title_version: str) -> dict:
             # custom resources publish their CRD's schema (kubetwist.apiextensions.openapi)
             schemas.update(published)
         else:
-            schemas[name] = {"type": "object", "description": f"{s.kind} of {agv.group_version}",
-                             "x-kubernetes-group-version-kind": [gvk]}
-            schemas[list_name] = {"type": "object", "x-kubernetes-group-version-kind": [
-                {**gvk, "kind": s.list_kind}]}
+            # built-in kinds: derived from kubetwist's own type definitions where it has them
+            derived = kind_schemas(s.group, s.version, s.kind)
+            if derived and name in derived:
+                _merge_schemas(schemas, derived, name)
+                _merge_schemas(schemas, kind_schemas(s.group, s.version, s.list_kind) or {},
+                               list_name)
+            else:
+                schemas[name] = {"type": "object",
+                                 "description": f"{s.kind} of {agv.group_version}",
+                                 "x-kubernetes-group-version-kind": [gvk]}
+            schemas.setdefault(list_name, {"type": "object", "x-kubernetes-group-version-kind": [
+                {**gvk, "kind": s.list_kind}]})
         ns_word = "Namespaced" if s.namespaced else ""
         base = agv.prefix + (f"/namespaces/{{namespace}}/{s.resource}" if s.namespaced
                              else f"/{s.resource}")
@@ -143,8 +160,9 @@ def group_version_document(agv: APIGroupVersion, title_version: str) -> dict:
             sub_ref = "#/components/schemas/io.k8s.api.autoscaling.v1.Scale" if sub == "scale" \
                 else ref
             if sub == "scale":
-                schemas["io.k8s.api.autoscaling.v1.Scale"] = {
-                    "type": "object", "x-kubernetes-group-version-kind": [sub_gvk]}
+                schemas.update(kind_schemas("autoscaling", "v1", "Scale") or {
+                    "io.k8s.api.autoscaling.v1.Scale": {
+                        "type": "object", "x-kubernetes-group-version-kind": [sub_gvk]}})
             ops: dict[str, Any] = {}
             if "get" in sub_verbs:
                 ops["get"] = _operation("get", f"read{gv_camel}{ns_word}{s.kind}{sub_camel}",
