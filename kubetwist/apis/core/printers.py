@@ -34,10 +34,14 @@ __all__ = [
     "ENDPOINTS_TABLE",
     "EVENT_TABLE",
     "NAMESPACE_TABLE",
+    "PERSISTENTVOLUMECLAIM_TABLE",
+    "PERSISTENTVOLUME_TABLE",
     "POD_TABLE",
+    "REPLICATIONCONTROLLER_TABLE",
     "SECRET_TABLE",
     "SERVICEACCOUNT_TABLE",
     "SERVICE_TABLE",
+    "access_modes_string",
     "format_endpoints",
     "pod_row_conditions",
     "service_external_ip",
@@ -507,4 +511,201 @@ EVENT_TABLE = TableConvertor(
         name_column(priority=1),
     ],
     row=_event_row,
+)
+
+
+# --------------------------------------------------------------------------------------------
+# replicationcontrollers, persistentvolumes, persistentvolumeclaims
+
+
+def _rc_row(rc: dict) -> list:
+    """Upstream C{printReplicationController}."""
+    from kubetwist.apis.printers import int_cell, layout_container_cells, pod_template_containers
+
+    spec, status = rc.get("spec") or {}, rc.get("status") or {}
+    names, images = layout_container_cells(pod_template_containers(rc))
+    return [
+        obj_name(rc),
+        int_cell(spec.get("replicas")),
+        int_cell(status.get("replicas")),
+        int_cell(status.get("readyReplicas")),
+        obj_age(rc),
+        names,
+        images,
+        format_labels(spec.get("selector")),
+    ]
+
+
+REPLICATIONCONTROLLER_TABLE = TableConvertor(
+    columns=[
+        name_column(),
+        column(
+            "Desired", "integer",
+            "Replicas is the number of desired replicas. This is a pointer to distinguish "
+            "between explicit zero and unspecified. Defaults to 1. More info: "
+            "https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller"
+            "#what-is-a-replicationcontroller",
+        ),
+        column(
+            "Current", "integer",
+            "Replicas is the most recently observed number of replicas. More info: "
+            "https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller"
+            "#what-is-a-replicationcontroller",
+        ),
+        column("Ready", "integer",
+               "The number of ready replicas for this replication controller."),
+        age_column(),
+        column("Containers", "string", "Names of each container in the template.", priority=1),
+        column("Images", "string", "Images referenced by each container in the template.",
+               priority=1),
+        column(
+            "Selector", "string",
+            "Selector is a label query over pods that should match the Replicas count. If "
+            "Selector is empty, it is defaulted to the labels present on the Pod template. "
+            "Label keys and values that must match in order to be controlled by this "
+            "replication controller, if empty defaulted to labels on Pod template. More info: "
+            "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels"
+            "/#label-selectors",
+            priority=1,
+        ),
+    ],
+    row=_rc_row,
+)
+
+_BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
+
+
+def access_modes_string(modes: list | None) -> str:
+    """Upstream C{GetAccessModesAsString}: C{RWO,ROX,RWX,RWOP} for the modes present."""
+    modes = modes or []
+    short = [("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
+             ("ReadWriteOncePod", "RWOP")]
+    return ",".join(s for m, s in short if m in modes)
+
+
+def _storage_class(obj: dict) -> str:
+    """Upstream C{GetPersistentVolume(Claim)Class}: the beta annotation, else the spec."""
+    ann = meta(obj).get("annotations") or {}
+    if _BETA_STORAGE_CLASS in ann:
+        return ann[_BETA_STORAGE_CLASS]
+    return (obj.get("spec") or {}).get("storageClassName") or ""
+
+
+def _quantity_text(value: object) -> str:
+    from kubetwist.apis.core.pod_quantity import QuantityError, canonical_quantity
+
+    if value is None:
+        return "0"
+    try:
+        return str(canonical_quantity(value))
+    except (QuantityError, ValueError, TypeError):
+        return str(value)
+
+
+def _pv_row(pv: dict) -> list:
+    """Upstream C{printPersistentVolume}."""
+    spec, status = pv.get("spec") or {}, pv.get("status") or {}
+    ref = spec.get("claimRef")
+    claim = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if isinstance(ref, dict) else ""
+    phase = status.get("phase") or ""
+    if meta(pv).get("deletionTimestamp"):
+        phase = "Terminating"
+    return [
+        obj_name(pv),
+        _quantity_text((spec.get("capacity") or {}).get("storage")),
+        access_modes_string(spec.get("accessModes")),
+        spec.get("persistentVolumeReclaimPolicy") or "",
+        phase,
+        claim,
+        _storage_class(pv),
+        spec.get("volumeAttributesClassName") or "<unset>",
+        status.get("reason") or "",
+        obj_age(pv),
+        spec.get("volumeMode") or "<unset>",
+    ]
+
+
+PERSISTENTVOLUME_TABLE = TableConvertor(
+    columns=[
+        name_column(),
+        column("Capacity", "string",
+               "capacity is the description of the persistent volume's resources and capacity. "
+               "More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity"),
+        column("Access Modes", "string",
+               "accessModes contains all ways the volume can be mounted. More info: "
+               "https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes"),
+        column("Reclaim Policy", "string",
+               "persistentVolumeReclaimPolicy defines what happens to a persistent volume when "
+               "released from its claim. Valid options are Retain (default for manually created "
+               "PersistentVolumes), Delete (default for dynamically provisioned "
+               "PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the "
+               "volume plugin underlying this PersistentVolume. More info: "
+               "https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming"),
+        column("Status", "string",
+               "phase indicates if a volume is available, bound to a claim, or released by a "
+               "claim. More info: "
+               "https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase"),
+        column("Claim", "string",
+               "claimRef is part of a bi-directional binding between PersistentVolume and "
+               "PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is "
+               "the authoritative bind between PV and PVC. More info: "
+               "https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding"),
+        column("StorageClass", "string", "StorageClass of the pv"),
+        column("VolumeAttributesClass", "string", "VolumeAttributesClass of the pv"),
+        column("Reason", "string",
+               "reason is a brief CamelCase string that describes any failure and is meant for "
+               "machine parsing and tidy display in the CLI."),
+        age_column(),
+        column("VolumeMode", "string",
+               "volumeMode defines if a volume is intended to be used with a formatted "
+               "filesystem or to remain in raw block state. Value of Filesystem is implied when "
+               "not included in spec.", priority=1),
+    ],
+    row=_pv_row,
+)
+
+
+def _pvc_row(pvc: dict) -> list:
+    """Upstream C{printPersistentVolumeClaim}."""
+    spec, status = pvc.get("spec") or {}, pvc.get("status") or {}
+    phase = status.get("phase") or ""
+    if meta(pvc).get("deletionTimestamp"):
+        phase = "Terminating"
+    capacity = modes = ""
+    if spec.get("volumeName"):
+        modes = access_modes_string(status.get("accessModes"))
+        capacity = _quantity_text((status.get("capacity") or {}).get("storage"))
+    return [
+        obj_name(pvc),
+        phase,
+        spec.get("volumeName") or "",
+        capacity,
+        modes,
+        _storage_class(pvc),
+        spec.get("volumeAttributesClassName") or "<unset>",
+        obj_age(pvc),
+        spec.get("volumeMode") or "<unset>",
+    ]
+
+
+PERSISTENTVOLUMECLAIM_TABLE = TableConvertor(
+    columns=[
+        name_column(),
+        column("Status", "string", "phase represents the current phase of PersistentVolumeClaim."),
+        column("Volume", "string",
+               "volumeName is the binding reference to the PersistentVolume backing this claim."),
+        column("Capacity", "string",
+               "capacity represents the actual resources of the underlying volume."),
+        column("Access Modes", "string",
+               "accessModes contains the actual access modes the volume backing the PVC has. "
+               "More info: "
+               "https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1"),
+        column("StorageClass", "string", "StorageClass of the pvc"),
+        column("VolumeAttributesClass", "string", "VolumeAttributesClass of the pvc"),
+        age_column(),
+        column("VolumeMode", "string",
+               "volumeMode defines what type of volume is required by the claim. Value of "
+               "Filesystem is implied when not included in claim spec.", priority=1),
+    ],
+    row=_pvc_row,
 )

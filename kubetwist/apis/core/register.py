@@ -15,7 +15,17 @@ from kubetwist.apis.core.namespaces import (
     NAMESPACE_STATUS_STRATEGY,
     NAMESPACE_STRATEGY,
 )
+from kubetwist.apis.core.persistentvolumes import (
+    PERSISTENTVOLUME_STATUS_STRATEGY,
+    PERSISTENTVOLUME_STRATEGY,
+    PERSISTENTVOLUMECLAIM_STATUS_STRATEGY,
+    PERSISTENTVOLUMECLAIM_STRATEGY,
+)
 from kubetwist.apis.core.pods import POD_STATUS_STRATEGY, POD_STRATEGY
+from kubetwist.apis.core.replicationcontrollers import (
+    REPLICATIONCONTROLLER_STATUS_STRATEGY,
+    REPLICATIONCONTROLLER_STRATEGY,
+)
 from kubetwist.apis.core.secrets import SECRET_STRATEGY
 from kubetwist.apis.core.serviceaccounts import SERVICEACCOUNT_STRATEGY
 from kubetwist.apis.core.services import SERVICE_STATUS_STRATEGY, SERVICE_STRATEGY
@@ -44,7 +54,30 @@ RESOURCES: list[ResourceSpec] = [
         subresources=["finalize", "status"],
         verbs=["create", "delete", "get", "list", "patch", "update", "watch"],
     ),
+    _r(
+        "persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaim",
+        short_names=["pvc"],
+        subresources=["status"],
+    ),
+    _r(
+        "persistentvolumes",
+        "PersistentVolume",
+        "persistentvolume",
+        namespaced=False,
+        short_names=["pv"],
+        subresources=["status"],
+    ),
     _r("pods", "Pod", "pod", short_names=["po"], categories=["all"], subresources=["status"]),
+    _r(
+        "replicationcontrollers",
+        "ReplicationController",
+        "replicationcontroller",
+        short_names=["rc"],
+        categories=["all"],
+        subresources=["status", "scale"],
+    ),
     _r("secrets", "Secret", "secret"),
     _r("serviceaccounts", "ServiceAccount", "serviceaccount", short_names=["sa"]),
     _r(
@@ -64,8 +97,14 @@ STRATEGIES: dict[str, Strategy] = {
     "namespaces": NAMESPACE_STRATEGY,
     "namespaces/status": NAMESPACE_STATUS_STRATEGY,
     "namespaces/finalize": NAMESPACE_FINALIZE_STRATEGY,
+    "persistentvolumeclaims": PERSISTENTVOLUMECLAIM_STRATEGY,
+    "persistentvolumeclaims/status": PERSISTENTVOLUMECLAIM_STATUS_STRATEGY,
+    "persistentvolumes": PERSISTENTVOLUME_STRATEGY,
+    "persistentvolumes/status": PERSISTENTVOLUME_STATUS_STRATEGY,
     "pods": POD_STRATEGY,
     "pods/status": POD_STATUS_STRATEGY,
+    "replicationcontrollers": REPLICATIONCONTROLLER_STRATEGY,
+    "replicationcontrollers/status": REPLICATIONCONTROLLER_STATUS_STRATEGY,
     "secrets": SECRET_STRATEGY,
     "serviceaccounts": SERVICEACCOUNT_STRATEGY,
     "services": SERVICE_STRATEGY,

@@ -32,10 +32,18 @@ from dataclasses import dataclass, field
 from kubetwist.runtime.types import (
     apps_v1,
     autoscaling_v1,
+    autoscaling_v2,
+    batch_v1,
     coordination_v1,
     core_v1,
+    discovery_v1,
     meta_v1,
+    networking_v1,
+    node_v1,
     policy_v1,
+    rbac_v1,
+    scheduling_v1,
+    storage_v1,
 )
 
 #: Scalar protobuf types and their wire types (0 varint, 1 fixed64, 2 length-delimited).
@@ -48,7 +56,9 @@ SPECIALS = frozenset(
     {"Quantity", "IntOrString", "Time", "MicroTime", "Duration", "FieldsV1", "RawExtension"}
 )
 
-_MODULES = (meta_v1, core_v1, apps_v1, coordination_v1, autoscaling_v1, policy_v1)
+_MODULES = (meta_v1, core_v1, apps_v1, coordination_v1, autoscaling_v1, policy_v1, batch_v1,
+            networking_v1, autoscaling_v2, discovery_v1,
+            rbac_v1, storage_v1, scheduling_v1, node_v1)
 
 #: Package aliases usable in a type expression (C{meta.ObjectMeta}).
 ALIASES = {"meta": meta_v1.PACKAGE, "core": core_v1.PACKAGE}

@@ -1,0 +1,131 @@
+# -*- test-case-name: tests.runtime.test_types -*-
+"""
+Field tables of C{k8s.io/api/storage/v1} as of Kubernetes v1.32
+(protobuf package C{io.k8s.api.storage.v1}).
+
+Data only; the row format is described in L{kubetwist.runtime.types}.
+
+Two fields name core/v1 types that L{kubetwist.runtime.types.core_v1} does not define yet and
+are left out until it does: C{StorageClass.allowedTopologies} (8, C{[]core.TopologySelectorTerm},
+atomic) and C{VolumeAttachmentSource.inlineVolumeSpec} (2, C{*core.PersistentVolumeSpec}); a
+protobuf body carrying them decodes without them (JSON bodies are unaffected).
+"""
+
+PACKAGE = "io.k8s.api.storage.v1"
+
+GROUP = "storage.k8s.io"
+VERSION = "v1"
+
+#: Kinds served from this package (each is also a type name below).
+KINDS = (
+    "CSIDriver",
+    "CSIDriverList",
+    "CSINode",
+    "CSINodeList",
+    "CSIStorageCapacity",
+    "CSIStorageCapacityList",
+    "StorageClass",
+    "StorageClassList",
+    "VolumeAttachment",
+    "VolumeAttachmentList",
+)
+
+TYPES = {
+    "CSIDriver": (
+        ("metadata", 1, "meta.ObjectMeta", "o"),
+        ("spec", 2, "CSIDriverSpec", ""),
+    ),
+    "CSIDriverList": (
+        ("metadata", 1, "meta.ListMeta", "o"),
+        ("items", 2, "[]CSIDriver", ""),
+    ),
+    "CSIDriverSpec": (
+        ("attachRequired", 1, "*bool", "o"),
+        ("podInfoOnMount", 2, "*bool", "o"),
+        ("volumeLifecycleModes", 3, "[]string", "o", {"list_type": "set"}),
+        ("storageCapacity", 4, "*bool", "o"),
+        ("fsGroupPolicy", 5, "*string", "o"),
+        ("tokenRequests", 6, "[]TokenRequest", "o", {"list_type": "atomic"}),
+        ("requiresRepublish", 7, "*bool", "o"),
+        ("seLinuxMount", 8, "*bool", "o"),
+    ),
+    "CSINode": (
+        ("metadata", 1, "meta.ObjectMeta", "o"),
+        ("spec", 2, "CSINodeSpec", ""),
+    ),
+    "CSINodeDriver": (
+        ("name", 1, "string", ""),
+        ("nodeID", 2, "string", ""),
+        ("topologyKeys", 3, "[]string", "", {"list_type": "atomic"}),
+        ("allocatable", 4, "*VolumeNodeResources", "o"),
+    ),
+    "CSINodeList": (
+        ("metadata", 1, "meta.ListMeta", "o"),
+        ("items", 2, "[]CSINode", ""),
+    ),
+    "CSINodeSpec": (
+        ("drivers", 1, "[]CSINodeDriver", "", {
+            "patch_strategy": "merge", "patch_merge_key": "name",
+            "list_type": "map", "list_map_keys": ("name",),
+        }),
+    ),
+    "CSIStorageCapacity": (
+        ("metadata", 1, "meta.ObjectMeta", "o"),
+        ("nodeTopology", 2, "*meta.LabelSelector", "o"),
+        ("storageClassName", 3, "string", ""),
+        ("capacity", 4, "*Quantity", "o"),
+        ("maximumVolumeSize", 5, "*Quantity", "o"),
+    ),
+    "CSIStorageCapacityList": (
+        ("metadata", 1, "meta.ListMeta", "o"),
+        ("items", 2, "[]CSIStorageCapacity", ""),
+    ),
+    "StorageClass": (
+        ("metadata", 1, "meta.ObjectMeta", "o"),
+        ("provisioner", 2, "string", ""),
+        ("parameters", 3, "map[string]string", "o"),
+        ("reclaimPolicy", 4, "*string", "o"),
+        ("mountOptions", 5, "[]string", "o", {"list_type": "atomic"}),
+        ("allowVolumeExpansion", 6, "*bool", "o"),
+        ("volumeBindingMode", 7, "*string", "o"),
+    ),
+    "StorageClassList": (
+        ("metadata", 1, "meta.ListMeta", "o"),
+        ("items", 2, "[]StorageClass", ""),
+    ),
+    "TokenRequest": (
+        ("audience", 1, "string", ""),
+        ("expirationSeconds", 2, "*int64", "o"),
+    ),
+    "VolumeAttachment": (
+        ("metadata", 1, "meta.ObjectMeta", "o"),
+        ("spec", 2, "VolumeAttachmentSpec", ""),
+        ("status", 3, "VolumeAttachmentStatus", "o"),
+    ),
+    "VolumeAttachmentList": (
+        ("metadata", 1, "meta.ListMeta", "o"),
+        ("items", 2, "[]VolumeAttachment", ""),
+    ),
+    "VolumeAttachmentSource": (
+        ("persistentVolumeName", 1, "*string", "o"),
+    ),
+    "VolumeAttachmentSpec": (
+        ("attacher", 1, "string", ""),
+        ("source", 2, "VolumeAttachmentSource", ""),
+        ("nodeName", 3, "string", ""),
+    ),
+    "VolumeAttachmentStatus": (
+        ("attached", 1, "bool", ""),
+        ("attachmentMetadata", 2, "map[string]string", "o"),
+        ("attachError", 3, "*VolumeError", "o"),
+        ("detachError", 4, "*VolumeError", "o"),
+    ),
+    "VolumeError": (
+        ("time", 1, "Time", "o"),
+        ("message", 2, "string", "o"),
+        ("errorCode", 3, "*int32", "o"),
+    ),
+    "VolumeNodeResources": (
+        ("count", 1, "*int32", "o"),
+    ),
+}
