@@ -30,7 +30,11 @@ _GROUPS = [
                     "etcd-cafile", "etcd-certfile", "etcd-keyfile", "etcd-compaction-interval"]),
     ("Secure serving flags", ["bind-address", "secure-port", "advertise-address", "cert-dir",
                               "tls-cert-file", "tls-private-key-file"]),
-    ("Authentication flags", ["client-ca-file", "token-auth-file", "anonymous-auth"]),
+    ("Authentication flags", ["api-audiences", "client-ca-file", "token-auth-file",
+                              "anonymous-auth", "service-account-issuer",
+                              "service-account-jwks-uri", "service-account-key-file",
+                              "service-account-max-token-expiration",
+                              "service-account-signing-key-file"]),
     ("Authorization flags", ["authorization-mode"]),
     ("Generic flags", ["max-requests-inflight", "max-mutating-requests-inflight",
                        "min-request-timeout", "request-timeout", "shutdown-delay-duration"]),
@@ -97,6 +101,22 @@ class Options(usage.Options):
          "port of the API server via token authentication."],
         ["anonymous-auth", None, "true", "Enables anonymous requests to the health and version "
          "endpoints."],
+        ["api-audiences", None, "", "Identifiers of the API. The service account token "
+         "authenticator will validate that tokens used against the API are bound to at least "
+         "one of these audiences (comma separated; default: the service account issuers)."],
+        ["service-account-issuer", None, "https://kubernetes.default.svc.cluster.local",
+         "Identifier of the service account token issuer (the \"iss\" claim). Repeatable: the "
+         "first signs new tokens, all are accepted."],
+        ["service-account-jwks-uri", None, "", "Overrides the URI for the JSON Web Key Set "
+         "in the discovery doc served at /.well-known/openid-configuration."],
+        ["service-account-key-file", None, "", "File containing PEM-encoded x509 RSA or ECDSA "
+         "private or public keys, used to verify ServiceAccount tokens. Repeatable (default: "
+         "--service-account-signing-key-file)."],
+        ["service-account-max-token-expiration", None, "", "The maximum validity duration of a "
+         "token created by the service account token issuer (between 1h and 2^32 seconds)."],
+        ["service-account-signing-key-file", None, "", "Path to the file that contains the "
+         "current private key of the service account token issuer (default: an RSA key "
+         "generated once as <cert-dir>/sa.key)."],
         ["authorization-mode", None, "AlwaysAllow", "Ordered list of plug-ins to do "
          "authorization on secure port (AlwaysAllow, AlwaysDeny)."],
         ["max-requests-inflight", None, "400", "The maximum number of non-mutating requests in "
@@ -121,6 +141,49 @@ class Options(usage.Options):
          "kubeapi processes on one etcd share --secure-port (the kernel spreads connections "
          "over them)."],
     ]
+
+    def _append(self, key: str, value: str) -> None:
+        current = self[key] if isinstance(self[key], list) else []
+        self[key] = current + [v for v in value.split(",") if v]
+
+    def opt_service_account_issuer(self, value: str) -> None:
+        """Identifier of the service account token issuer (repeatable)."""
+        self._append("service-account-issuer", value)
+
+    def opt_service_account_key_file(self, value: str) -> None:
+        """A file of keys verifying ServiceAccount tokens (repeatable, or a comma list)."""
+        self._append("service-account-key-file", value)
+
+    def _service_account_flags(self) -> None:
+        """Normalize and check the C{--service-account-*} and C{--api-audiences} flags
+        (upstream C{ServiceAccountAuthenticationOptions.Validate})."""
+        o = self
+        for key in ("service-account-issuer", "service-account-key-file"):
+            if not isinstance(o[key], list):
+                o[key] = [v for v in str(o[key] or "").split(",") if v]
+        for issuer in o["service-account-issuer"]:
+            if ":" in issuer and not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", issuer):
+                raise usage.UsageError("service-account-issuer contained a ':' but was not a "
+                                       "valid URL")
+        o["api-audiences"] = [a.strip() for a in o["api-audiences"].split(",") if a.strip()]
+        files = list(o["service-account-key-file"])
+        if o["service-account-signing-key-file"]:
+            files.append(o["service-account-signing-key-file"])
+        for path in files:
+            if not os.path.isfile(path):
+                raise usage.UsageError(f"no such file: {path}")
+        o["service-account-key-file"] = [os.path.abspath(p) for p in
+                                         o["service-account-key-file"]]
+        if o["service-account-signing-key-file"]:
+            o["service-account-signing-key-file"] = os.path.abspath(
+                o["service-account-signing-key-file"])
+        elif o["service-account-key-file"]:
+            raise usage.UsageError("service-account-signing-key-file is a required flag")
+        max_exp = parse_duration(o["service-account-max-token-expiration"])
+        if max_exp and not 3600 <= max_exp <= 2 ** 32:
+            raise usage.UsageError("the service-account-max-token-expiration must be between "
+                                   "1 hour and 2^32 seconds")
+        o["service-account-max-token-expiration"] = int(max_exp)
 
     def parseOptions(self, options: Optional[list[str]] = None) -> None:
         """
@@ -228,6 +291,7 @@ class Options(usage.Options):
             except EncryptionConfigError as e:
                 raise usage.UsageError(str(e))
             o["encryption-provider-config"] = os.path.abspath(o["encryption-provider-config"])
+        self._service_account_flags()
         o["data-dir"] = os.path.abspath(o["data-dir"])
         o["cert-dir"] = os.path.abspath(o["cert-dir"] or os.path.join(o["data-dir"], "pki"))
         o["write-kubeconfig"] = os.path.abspath(

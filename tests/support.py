@@ -30,6 +30,52 @@ from kubetwist.storage.sqlite import SQLiteStorage
 ADMIN = {"Authorization": "Bearer admin-token"}
 
 
+#: The fixed service-account signing key of the test chain (RSA 2048, PKCS#1 PEM; a test key,
+#: never used outside the tests), so HTTP-level tests can mint and verify tokens.
+SA_SIGNING_KEY_PEM = b"""\
+-----BEGIN RSA PRIVATE KEY-----
+MIIEoQIBAAKCAQEAxsj758XEov00OKe+uPGxtyg3Zqmy8IDgXEJmBH5oZjkUptpa
+wgA4B185tI2Y74He6ekILxjqqsffHYXdOICNGV4MU4GWQDJ0boGn+j4TbUZh33bX
+eyuMb3ixGfbZQsd+NzfPKUgZvapg/ZRFer2WigwFV8sYjIU48Rt99lXZYso5tk1/
+QMaK/IodhN2Qx4XomIlolbG7plvAUb5b4Ix7xbN3jbFZIcJ/QXllWPPdP2liE/uQ
+DK0ScHQrVHxc+4OIANvEZg6vXLGgtpMlMkAu8JOat4BaRj5RkT8dxW6aKO3dEP4N
+zex23Xw5kCJM7iXZP9SjDQEOXv3x6kFs4T0NIQIDAQABAoH/ZhvXSbbMyuxFZtTD
+ozyDjRGbY6DHycJpfPqebLCB8ABiG1MOS5jRLvg7LAOQC3cqifypt4eVAySn9wJM
+IDnoQJ+OtVZbV56TMDBpmKFKWVdN7vuctCgqexgD4NJrx2Gx86s3Pn1Ku6JJL/h5
+uBKqwT5rgC1S7tt/5Fm62k4+2/8czsdCmlyWffA+GCS663Isi4blimVt92+s7jcx
+sIjeC7NDFxDfmmSG14hTLl6DK2EHWaqkNEcMlUewZbqF3PmA97N7NZIDWsfxjkZO
+ndmE0s6AUQXf4tUEp9M7nGtIfkoN6Msj2ICop2ERayZkSsPkS1m1AM5/GPsTGo2v
+iOuBAoGBAOfWc3P+Q9eZw6VG3QPK5y3IW8K5AJBiMEXFdJdKpbw+kYhZxsUkwf/Z
+gN+P/G3Y4a/88jt/wLKdM5A2g8iIb/tf9n0MC2Y3PaMKi+SaTzPvQANRWvZsrDDY
+t1uwy5VGWwVfrNDqaBFemv4CXYVN9apoPziNfe/Xlf81lPU+EwfRAoGBANuArCmq
+bOouKUxgSt6gx23u73cCFXxTCCkLCkFc//H8x8is82jUkznW0jxdhDL5uPPVcIZx
+04vmFEYWWCBwKTkHrOwHLLVWheeaFSWM7cvyF5U2ZzVN+X4wj8MtpiUtYhShEOX8
+jCy8IQtHQrcw6rb//onuc4u8A1qxgRM091RRAoGARIoK4dzm06Oayo7zoj5nMArO
+zfeBqi3NFaN1f5DLBKb+wW/BKuFeFTSJPA7GUvdOaYf/WQXAw01kRBtJxIxJhuhs
+57Ua3aIxL7VbfD7+cV0m8JQprzabhWlcc9gFp+D/4cvSPIVANPpiGfw7B8DvguyE
+3ERAWhrDNorxubsbRzECgYB2YlV4O1R2kOLxMFXw8GHe5qj8VIFmBho2mJ+1VQUt
+bBoMH0tAVLX60eOdbwpnu8uGpq0DtcxUfYidrFtnU1bITV10BwKT4tBhcvbIw9NU
+1YLmlOrhEubmqiY/LBWZo3psidnlUGoBjo172bkfuCA/Bp4vog1rZcGhXm6w/zYN
+oQKBgQCexQ+CSYDcheF815HzhpxXs+UylnvuntlOA5m9FQwO/Rdu24DLL2gGxUqy
+U1C9E0sKs40wUSvX6reF8twQKGaev552jbxRZ52UmCP6ZT7eCtrjnc+Xjm61HkN7
+fGiKQZzZmvstmmjwegUGYOhw4VC6j3x6Oenwdwaasq/YSVsdYg==
+-----END RSA PRIVATE KEY-----
+"""
+
+#: The test chain's C{--service-account-issuer} (kube-apiserver's usual value).
+SA_ISSUER = "https://kubernetes.default.svc.cluster.local"
+
+
+def service_account_token_config() -> Any:
+    """The L{ServiceAccountTokenConfig} of the test chain (the fixed key, L{SA_ISSUER})."""
+    from kubetwist.registry.core.serviceaccount_token import ServiceAccountTokenConfig
+    from kubetwist.server.serviceaccount_keys import private_key_from_bytes
+
+    key = private_key_from_bytes(SA_SIGNING_KEY_PEM)
+    return ServiceAccountTokenConfig(issuer=SA_ISSUER, signing_key=key,
+                                     public_keys=[key.public_key()])
+
+
 class InlinePool:
     """A thread pool stand-in that runs work inline (see SQLiteStorage's C{threadpool})."""
 
@@ -57,15 +103,17 @@ def build_chain(clock: Clock, modes=("AlwaysAllow",), max_inflight: int = 400,
         f.write("admin-token,admin,1,system:masters\njane-token,jane,2,\n")
     tokens = TokenFileAuthenticator.from_file(path)
     os.unlink(path)
+    sa_tokens = service_account_token_config()
     parts = assemble(
         storage, clock,
         ControlPlaneConfig(advertise_address="192.0.2.10", root_ca_pem="CA"),
-        authenticator=new_request_authenticator(token_authenticators=[tokens]),
+        authenticator=new_request_authenticator(
+            token_authenticators=[tokens, sa_tokens.authenticator(clock)]),
         authorizer=authorization.from_modes(list(modes)),
         version_info={"major": "1", "minor": "32", "gitVersion": "v1.32.0"},
         server_address="192.0.2.10:6443", shutdown_check=shutdown_check,
         max_requests_inflight=max_inflight, max_mutating_requests_inflight=max_mutating,
-        request_timeout=request_timeout,
+        request_timeout=request_timeout, service_account_tokens=sa_tokens,
     )
     return {"storage": storage, "kube": parts.kube, "aggregator": parts.aggregator,
             "apiextensions": parts.apiextensions, "front": parts.front, "chain": parts.chain}

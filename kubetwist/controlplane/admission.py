@@ -21,8 +21,20 @@ class PodMutations:
 
     name = "ServiceAccount,Priority,DefaultTolerationSeconds"
 
-    def __init__(self, serviceaccounts: Any) -> None:
+    def __init__(self, serviceaccounts: Any, priorityclasses: Any = None) -> None:
         self.serviceaccounts = serviceaccounts
+        #: the scheduling.k8s.io PriorityClass Store the Priority plugin resolves names against
+        self.priorityclasses = priorityclasses
+
+    async def _priority_classes(self) -> dict[str, dict]:
+        """Every stored PriorityClass by name (upstream reads them from an informer)."""
+        if self.priorityclasses is None:
+            return {}
+        from kubetwist.registry.generic.store import ListOptions
+
+        listed = await self.priorityclasses.list("", ListOptions())
+        return {(pc.get("metadata") or {}).get("name", ""): pc
+                for pc in listed.get("items") or []}
 
     def handles(self, operation: str) -> bool:
         return operation == "CREATE"
@@ -37,7 +49,9 @@ class PodMutations:
         from kubetwist.admission.plugins import defaulttolerationseconds, priority, serviceaccount
 
         serviceaccount.mutate_pod(a.object)
-        priority.mutate_pod(a.object)
+        classes = await self._priority_classes()
+        priority.mutate_pod(a.object, get_priority_class=classes.get,
+                            list_priority_classes=lambda: list(classes.values()))
         defaulttolerationseconds.mutate_pod(a.object)
 
     async def validate(self, a: Any) -> None:

@@ -29,11 +29,15 @@ CORE_KEY_ROOTS = {
     "services": "/registry/services/specs",
     "endpoints": "/registry/services/endpoints",
     "namespaces": "/registry/namespaces",
+    "replicationcontrollers": "/registry/controllers",
+    "nodes": "/registry/minions",
 }
 
 
 #: Registries with upstream C{ReturnDeletedObject: true}: a delete answers with the object.
-CORE_RETURN_DELETED = {"pods", "serviceaccounts", "services", "namespaces"}
+CORE_RETURN_DELETED = {"pods", "serviceaccounts", "services", "namespaces",
+                       "persistentvolumes", "persistentvolumeclaims", "podtemplates",
+                       "limitranges", "resourcequotas"}
 
 
 @dataclass
@@ -57,15 +61,38 @@ class ControlPlaneConfig:
 def core_group_infos() -> list[APIGroupInfo]:
     """The built-in group-versions kube-apiserver installs (those kubetwist has so far)."""
     from kubetwist.apis.apps import register as apps
+    from kubetwist.apis.autoscaling import register as autoscaling
+    from kubetwist.apis.batch import register as batch
     from kubetwist.apis.coordination import register as coordination
     from kubetwist.apis.core import register as core
+    from kubetwist.apis.discovery import register as discovery
+    from kubetwist.apis.networking import register as networking
+    from kubetwist.apis.node import register as node
+    from kubetwist.apis.policy import register as policy
+    from kubetwist.apis.rbac import register as rbac
+    from kubetwist.apis.scheduling import register as scheduling
+    from kubetwist.apis.storage import register as storage
 
     return [
         APIGroupInfo("", "v1", core.RESOURCES, core.STRATEGIES, CORE_KEY_ROOTS,
                      return_deleted=CORE_RETURN_DELETED),
         APIGroupInfo(apps.GROUP, apps.VERSION, apps.RESOURCES, apps.STRATEGIES),
+        APIGroupInfo(batch.GROUP, batch.VERSION, batch.RESOURCES, batch.STRATEGIES),
         APIGroupInfo(coordination.GROUP, coordination.VERSION, coordination.RESOURCES,
                      coordination.STRATEGIES),
+        APIGroupInfo(rbac.GROUP, rbac.VERSION, rbac.RESOURCES, rbac.STRATEGIES),
+        APIGroupInfo(storage.GROUP, storage.VERSION, storage.RESOURCES, storage.STRATEGIES,
+                     return_deleted={"volumeattachments"}),
+        APIGroupInfo(scheduling.GROUP, scheduling.VERSION, scheduling.RESOURCES,
+                     scheduling.STRATEGIES),
+        APIGroupInfo(node.GROUP, node.VERSION, node.RESOURCES, node.STRATEGIES),
+        APIGroupInfo(networking.GROUP, networking.VERSION, networking.RESOURCES,
+                     networking.STRATEGIES, {"ingresses": "/registry/ingress"}),
+        APIGroupInfo(autoscaling.GROUP, autoscaling.VERSION, autoscaling.RESOURCES,
+                     autoscaling.STRATEGIES),
+        APIGroupInfo(policy.GROUP, policy.VERSION, policy.RESOURCES, policy.STRATEGIES),
+        APIGroupInfo(discovery.GROUP, discovery.VERSION, discovery.RESOURCES,
+                     discovery.STRATEGIES),
     ]
 
 
@@ -79,7 +106,13 @@ class KubeAPIServer:
 
     def __init__(self, storage: Any, clock: Any, config: ControlPlaneConfig,
                  delegate: Optional[GenericAPIServer] = None,
-                 extra_namespaced_stores: Any = None) -> None:
+                 extra_namespaced_stores: Any = None,
+                 service_account_tokens: Any = None) -> None:
+        """
+        @param service_account_tokens: a L{ServiceAccountTokenConfig
+            <kubetwist.registry.core.serviceaccount_token.ServiceAccountTokenConfig>}: serve
+            C{serviceaccounts/<name>/token} and the OIDC discovery documents.
+        """
         self.storage = storage
         self.clock = clock
         self.config = config
@@ -91,11 +124,23 @@ class KubeAPIServer:
                                        config.min_request_timeout)
             for resource, store in stores.items():
                 self.stores[(info.group, resource)] = store
+        self.token_rest = None
+        if service_account_tokens is not None:
+            from kubetwist.registry.core.serviceaccount_token import (
+                install_service_account_tokens,
+            )
+
+            host = config.advertise_address
+            external = f"[{host}]:{config.secure_port}" if ":" in host else \
+                f"{host}:{config.secure_port}"
+            self.token_rest = install_service_account_tokens(
+                self.server, self.stores, service_account_tokens, clock, lambda: external)
         namespaces = self.stores[("", "namespaces")]
         serviceaccounts = self.stores.get(("", "serviceaccounts"))
         self.admission.plugins.extend([
             NamespaceLifecycle(namespaces),
-            PodMutations(serviceaccounts),
+            PodMutations(serviceaccounts,
+                         self.stores.get(("scheduling.k8s.io", "priorityclasses"))),
         ])
         self.ips = IPAllocator(storage, config.service_cidr)
         self.ports = PortAllocator(storage, config.node_port_range)
@@ -114,12 +159,32 @@ class KubeAPIServer:
         self.server.add_post_start_hook("bootstrap-controller", self.bootstrap)
         self.server.add_post_start_hook("start-system-namespaces-controller",
                                         self.namespace_controller.resume)
+        self.server.add_post_start_hook("scheduling/bootstrap-system-priority-classes",
+                                        self.bootstrap_priority_classes)
 
     def namespaced_stores(self) -> list[Store]:
         """Every namespaced Store of the chain, events last (as upstream deletes them last)."""
         own = [s for (g, r), s in self.stores.items() if s.spec.namespaced]
         own.sort(key=lambda s: (s.spec.resource == "events", s.spec.resource))
         return own + list(self.extra_namespaced_stores())
+
+    async def bootstrap_priority_classes(self) -> None:
+        """
+        Upstream C{AddSystemPriorityClasses} (post-start hook
+        C{scheduling/bootstrap-system-priority-classes}): create C{system-node-critical} and
+        C{system-cluster-critical} unless they exist; existing ones are left as they are.
+        """
+        from kubetwist.apis.scheduling.priorityclasses import system_priority_classes
+
+        store = self.stores.get(("scheduling.k8s.io", "priorityclasses"))
+        if store is None:
+            return
+        for pc in system_priority_classes():
+            try:
+                await store.create("", pc)
+            except errors.StatusError as e:
+                if e.code != 409:
+                    raise
 
     async def bootstrap(self) -> None:
         """System namespaces, then the C{kubernetes} Service and Endpoints in C{default}."""

@@ -121,11 +121,40 @@ class APIGroupVersion:
                     bind(h.watch, namespace="")
                 )
         for sub, sub_verbs in res.subresources.items():
-            methods = [m for m, v in (("GET", "get"), ("PUT", "update"), ("PATCH", "patch"),
-                                      ("POST", "create"), ("DELETE", "delete")) if v in sub_verbs]
-            route(f"{base}/<name>/{sub}", methods=methods, endpoint=f"{name}:{sub}")(
-                bind(self._subresource(h), subresource=sub)
-            )
+            self._route_subresource(res, sub, sub_verbs)
+
+    def _route_subresource(self, res: APIResource, sub: str, sub_verbs: list[str]) -> None:
+        spec = res.spec
+        ns = spec.namespaced
+        base = f"/namespaces/<namespace>/{spec.resource}" if ns else f"/{spec.resource}"
+        wrapped = funnel(self._subresource(res.handlers))
+
+        def endpoint(request, **kw):
+            kw["subresource"] = sub
+            if not ns:
+                kw.setdefault("namespace", "")
+            return wrapped(request, **kw)
+
+        methods = [m for m, v in (("GET", "get"), ("PUT", "update"), ("PATCH", "patch"),
+                                  ("POST", "create"), ("DELETE", "delete")) if v in sub_verbs]
+        name = f"{spec.resource}:{'ns' if ns else 'cluster'}"
+        self.app.route(f"{base}/<name>/{sub}", methods=methods, endpoint=f"{name}:{sub}")(
+            endpoint)
+
+    def add_subresource(self, resource: str, subresource: str, verbs: list[str],
+                        storage: object) -> None:
+        """
+        Add a subresource to an installed resource: its route (for C{verbs}, of C{get update
+        patch create delete}) and its discovery entry.  C{storage} follows the protocol of
+        L{kubetwist.registry.generic.scale.ScaleREST} (e.g. the ServiceAccount C{token}
+        subresource's C{create(request, handlers, namespace, name)}).
+
+        @raise KeyError: C{resource} is not installed.
+        """
+        res = self.resources[resource]
+        res.handlers.subresources[subresource] = storage
+        res.subresources[subresource] = list(verbs)
+        self._route_subresource(res, subresource, list(verbs))
 
     @staticmethod
     def _collection(h: ResourceHandlers):

@@ -111,6 +111,11 @@ class Strategy:
     @ivar allow_create_on_update: PUT of a missing object creates it (upstream
         C{AllowCreateOnUpdate}).
     @ivar allow_unconditional_update: PUT without C{resourceVersion} is accepted.
+    @ivar scale_selector: C{obj -> str}: the C{status.selector} text of the C{scale}
+        subresource, when C{spec.selector} is not a C{LabelSelector} (ReplicationControllers).
+    @ivar unknown_fields: C{obj -> list[str]}: drop the fields of a decoded body the kind does
+        not have and return their dotted paths (C{spec.storageos.secretName}), for
+        C{fieldValidation}; L{None} when the kind does not check.
     """
 
     kind: str
@@ -127,6 +132,8 @@ class Strategy:
     canonicalize: Callable[[dict], None] = _nothing
     allow_create_on_update: bool = False
     allow_unconditional_update: bool = True
+    scale_selector: Optional[Callable[[dict], str]] = None
+    unknown_fields: Optional[Callable[[dict], list[str]]] = None
 
     def attrs(self, obj: dict) -> dict[str, str]:
         """Field-selector attributes of C{obj}; the two metadata fields are always there."""

@@ -145,6 +145,8 @@ class KubeAPIService(MultiService):
         tokens = []
         if o["token-auth-file"]:
             tokens.append(TokenFileAuthenticator.from_file(o["token-auth-file"]))
+        sa_tokens = self.service_account_tokens()
+        tokens.append(sa_tokens.authenticator(self.reactor))
         authenticator = new_request_authenticator(
             client_ca_certs=self.tls.client_ca_certs, token_authenticators=tokens,
             anonymous=o["anonymous-auth"],
@@ -173,6 +175,7 @@ class KubeAPIService(MultiService):
             max_requests_inflight=o["max-requests-inflight"],
             max_mutating_requests_inflight=o["max-mutating-requests-inflight"],
             request_timeout=o["request-timeout"],
+            service_account_tokens=sa_tokens,
         )
         self.front, self.kube, self.chain = parts.front, parts.kube, parts.chain
         os.makedirs(os.path.dirname(o["write-kubeconfig"]), exist_ok=True)
@@ -180,6 +183,27 @@ class KubeAPIService(MultiService):
             o["write-kubeconfig"], f"https://{self._client_host()}:{o['secure-port']}",
             certs.ca_cert_file, certs.admin_cert_file, certs.admin_key_file,
         )
+
+    def service_account_tokens(self) -> Any:
+        """
+        The L{ServiceAccountTokenConfig
+        <kubetwist.registry.core.serviceaccount_token.ServiceAccountTokenConfig>} of the
+        C{--service-account-*} and C{--api-audiences} flags; with no key files, the key pair
+        generated once in C{--cert-dir}.
+        """
+        from kubetwist.registry.core.serviceaccount_token import ServiceAccountTokenConfig
+        from kubetwist.server.serviceaccount_keys import load_service_account_keys
+
+        o = self.options
+        keys = load_service_account_keys(o.get("service-account-signing-key-file", ""),
+                                         o.get("service-account-key-file") or [], o["cert-dir"])
+        issuers = o.get("service-account-issuer") or \
+            ["https://kubernetes.default.svc.cluster.local"]
+        return ServiceAccountTokenConfig(
+            issuer=issuers[0], signing_key=keys.signing_key, public_keys=keys.public_keys,
+            audiences=list(o.get("api-audiences") or []),
+            max_expiration_seconds=int(o.get("service-account-max-token-expiration") or 0),
+            jwks_uri=o.get("service-account-jwks-uri", ""), extra_issuers=issuers[1:])
 
     def _shutdown_check(self) -> None:
         if self.shutting_down:
@@ -283,11 +307,14 @@ class Assembled:
 def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, authorizer: Any,
              version_info: dict, server_address: str, shutdown_check: Any = None,
              max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
-             request_timeout: float = 60.0) -> Assembled:
+             request_timeout: float = 60.0, service_account_tokens: Any = None) -> Assembled:
     """
     Upstream C{CreateServerChain}: apiextensions-apiserver <- kube-apiserver <- aggregator,
     one admission chain, discovery/health/version/OpenAPI on the front, and the filter chain
     in front of the aggregator's director.  Used by the process and by the tests alike.
+
+    @param service_account_tokens: a C{ServiceAccountTokenConfig} (the token subresource and
+        OIDC discovery); its authenticator belongs in C{authenticator}.
     """
     from kubetwist.aggregator.server import Aggregator
     from kubetwist.apiextensions.server import APIExtensionsServer
@@ -298,7 +325,8 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
 
     apiextensions = APIExtensionsServer(storage, clock, admission=None)
     kube = KubeAPIServer(storage, clock, config, delegate=apiextensions.server,
-                         extra_namespaced_stores=apiextensions.namespaced_stores)
+                         extra_namespaced_stores=apiextensions.namespaced_stores,
+                         service_account_tokens=service_account_tokens)
     _share_admission(apiextensions.server, kube.admission)
     aggregator = Aggregator(storage, clock, kube.server, kube.admission)
     # custom resources installed later use the same admission; their group-versions get

@@ -291,8 +291,9 @@ class EtcdFaultTests(StorageServerMixin, SynchronousTestCase):
     def test_watches_across_kubeapi_restart(self) -> None:
         """
         The Python client's C{Watch().stream}, restarted informer-style from its last
-        resourceVersion when the connection fails, sees every change across a kubeapi
-        restart exactly once; C{kubectl get -w} ends cleanly (exit 0) when the server stops,
+        resourceVersion when the connection fails (re-listing on 410, as a reflector does
+        when the restarted server's watch cache begins after that resourceVersion), sees every
+        change across a kubeapi restart exactly once; C{kubectl get -w} ends cleanly (exit 0) when the server stops,
         as against kube-apiserver, and a new one works after the restart.
         """
         from kubernetes import client as k8s
@@ -303,6 +304,8 @@ class EtcdFaultTests(StorageServerMixin, SynchronousTestCase):
         rv = self.list_rv(self.server, ns)
         seen: queue.Queue = queue.Queue()
         stop = threading.Event()
+
+        known = {"before"}
 
         def informer() -> None:
             nonlocal rv
@@ -316,9 +319,25 @@ class EtcdFaultTests(StorageServerMixin, SynchronousTestCase):
                                               resource_version=rv, _request_timeout=DEADLINE):
                             obj = event["object"]
                             rv = obj.metadata.resource_version
+                            known.add(obj.metadata.name)
                             seen.put((event["type"], obj.metadata.name, rv))
                             if stop.is_set():
                                 w.stop()
+                    except k8s.ApiException as e:
+                        # 410: the server's watch cache (re)started after the client's
+                        # resourceVersion, as kube-apiserver's after a restart: re-list as a
+                        # reflector does, objects not seen yet becoming ADDED, then watch on
+                        if e.status != 410:
+                            if stop.wait(0.1):
+                                return
+                            continue
+                        listed = v1.list_namespaced_config_map(ns)
+                        for item in listed.items:
+                            if item.metadata.name not in known:
+                                known.add(item.metadata.name)
+                                seen.put(("ADDED", item.metadata.name,
+                                          item.metadata.resource_version))
+                        rv = listed.metadata.resource_version
                     except Exception:  # noqa: BLE001 -- connection refused while restarting
                         if stop.wait(0.1):
                             return

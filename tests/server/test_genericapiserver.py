@@ -16,8 +16,19 @@ class DiscoveryTests(KubeTestCase):
         """/apis lists every group of the chain, in kube-aggregator's priority order."""
         code, doc, _ = self.request("GET", "/apis")
         names = [g["name"] for g in doc["groups"]]
-        self.assertEqual(names, ["apiregistration.k8s.io", "apps", "apiextensions.k8s.io",
-                                 "coordination.k8s.io"])
+        # kube-aggregator's group priorities (pkg/controlplane/apiserver/aggregator.go),
+        # highest first; the served groups must appear in this order.
+        upstream = ["apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io",
+                    "authorization.k8s.io", "autoscaling", "batch", "certificates.k8s.io",
+                    "networking.k8s.io", "policy", "rbac.authorization.k8s.io",
+                    "storage.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io",
+                    "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io",
+                    "discovery.k8s.io", "flowcontrol.apiserver.k8s.io"]
+        self.assertEqual(names, [g for g in upstream if g in names])
+        for group in ("apiregistration.k8s.io", "apps", "apiextensions.k8s.io",
+                      "coordination.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io",
+                      "scheduling.k8s.io", "node.k8s.io"):
+            self.assertIn(group, names)
 
     def test_resource_list(self):
         """/apis/apps/v1 lists resources and subresources with verbs and short names."""

@@ -137,6 +137,33 @@ class ResourceHandlers:
 
     def decode_object(self, request: Any, body: bytes) -> dict:
         """
+        L{_decode_object}, then the unknown fields the strategy can name
+        (C{Strategy.unknown_fields}) are dropped, refused (C{fieldValidation=Strict}: 400
+        C{strict decoding error: unknown field "spec.x"}) or warned about (C{Warn}).
+        """
+        obj = self._decode_object(request, body)
+        finder = getattr(self.store.strategy, "unknown_fields", None)
+        if finder is None:
+            return obj
+        unknown = finder(obj)
+        if not unknown:
+            return obj
+        from kubetwist.apiextensions.customresource import field_validation_mode
+
+        mode = field_validation_mode(request)
+        if mode == "Strict":
+            text = ", ".join(f'unknown field "{p}"' for p in unknown)
+            kind, version = self.spec.kind, self.spec.version
+            raise errors.new_bad_request(
+                f'{kind} in version "{version}" cannot be handled as a {kind}: '
+                f"strict decoding error: {text}")
+        if mode == "Warn":
+            request.kube_warnings = _warnings_so_far(request) + [
+                f'unknown field "{p}"' for p in unknown]
+        return obj
+
+    def _decode_object(self, request: Any, body: bytes) -> dict:
+        """
         Decode a create/update body and check its kind against the URL (upstream create.go).
 
         @raise StatusError: 400 BadRequest (malformed, missing kind, other version or kind),

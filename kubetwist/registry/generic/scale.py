@@ -9,7 +9,7 @@ C{guaranteed_update}.
 from __future__ import annotations
 
 import copy
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import patch as patchlib
@@ -19,9 +19,10 @@ from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import codec, errors
 
 
-def to_scale(obj: dict) -> dict:
+def to_scale(obj: dict, selector_of: Optional[Callable[[dict], str]] = None) -> dict:
     """C{{"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata", "spec": {"replicas"},
-    "status": {"replicas", "selector"}}} of a workload object."""
+    "status": {"replicas", "selector"}}} of a workload object; C{selector_of} prints the
+    selector when it is not a C{LabelSelector} (a ReplicationController's label map)."""
     meta = obj.get("metadata", {})
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
@@ -29,7 +30,11 @@ def to_scale(obj: dict) -> dict:
                                       "creationTimestamp") if k in meta}
     scale_status: dict[str, Any] = {"replicas": status.get("replicas", 0)}
     sel = spec.get("selector")
-    if isinstance(sel, dict):
+    if selector_of is not None:
+        text = selector_of(obj)
+        if text:
+            scale_status["selector"] = text
+    elif isinstance(sel, dict):
         text = label_selector_to_string(sel)
         if text:
             scale_status["selector"] = text
@@ -47,10 +52,11 @@ class ScaleREST:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.selector_of = getattr(store.strategy, "scale_selector", None)
 
     async def get(self, request: Any, handlers: Any, namespace: str, name: str, out: Any) -> None:
         obj = await self.store.get(namespace, name)
-        write_object(request, 200, to_scale(obj), out.media)
+        write_object(request, 200, to_scale(obj, self.selector_of), out.media)
 
     async def _write(self, request: Any, handlers: Any, namespace: str, name: str, out: Any,
                      dry: bool, make_scale) -> None:
@@ -59,7 +65,7 @@ class ScaleREST:
         async def transform(current: Optional[dict]) -> dict:
             if current is None:
                 raise errors.new_not_found(self.store.spec.group, self.store.spec.resource, name)
-            scale = make_scale(to_scale(current))
+            scale = make_scale(to_scale(current, self.selector_of))
             if not isinstance(scale, dict) or scale.get("kind", "Scale") != "Scale":
                 raise errors.new_bad_request("the body of the request is not a Scale")
             rv = (scale.get("metadata") or {}).get("resourceVersion")
@@ -77,7 +83,7 @@ class ScaleREST:
             return new
 
         obj, _ = await self.store.update(namespace, name, transform, admission, dry)
-        write_object(request, 200, to_scale(obj), out.media)
+        write_object(request, 200, to_scale(obj, self.selector_of), out.media)
 
     async def update(self, request: Any, handlers: Any, namespace: str, name: str, out: Any,
                      dry: bool) -> None:

@@ -276,14 +276,16 @@ class Store:
             meta.pop("namespace", None)
         meta.pop("deletionTimestamp", None)
         meta.pop("deletionGracePeriodSeconds", None)
-        self.strategy.prepare_for_create(obj)
-        meta = obj["metadata"]
+        # Upstream fills the system fields and generates the name before PrepareForCreate
+        # (a Job's generated selector uses its uid and name).
         meta["uid"] = new_uid()
         meta["creationTimestamp"] = now_rfc3339(self.clock)
         meta.pop("selfLink", None)
         meta.pop("resourceVersion", None)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generate_name(meta["generateName"])
+        self.strategy.prepare_for_create(obj)
+        meta = obj["metadata"]
         errs = self.strategy.validate(obj)
         if errs:
             raise errors.new_invalid(

@@ -1,0 +1,387 @@
+# -*- test-case-name: tests.authentication.test_serviceaccount -*-
+"""
+Service-account tokens: upstream C{pkg/serviceaccount} (C{claims.go} the claims, C{jwt.go} the
+signer and the token authenticator, C{openidmetadata.go} the OIDC discovery documents) and
+C{k8s.io/apiserver/pkg/authentication/serviceaccount} (user names and groups).
+
+A token is a compact JWS (C{{"alg": "RS256"|"ES256"|..., "kid": <key id>}} header) over the
+claims C{aud exp iat iss jti kubernetes.io nbf sub} (keys sorted, as go-jose writes them).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from zope.interface import implementer
+
+from kubetwist.authentication.authenticator import AuthenticationError, ITokenAuthenticator
+from kubetwist.authentication.user import CREDENTIAL_ID_KEY, UserInfo
+from kubetwist.server.serviceaccount_keys import key_id
+
+#: C{--service-account-issuer}'s usual value (kubeadm's; kubetwist's default).
+DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+#: The C{iss} of legacy (Secret-based) tokens, C{serviceaccount.LegacyIssuer}.
+LEGACY_ISSUER = "kubernetes/serviceaccount"
+#: go-jose's C{jwt.DefaultLeeway}: clock skew tolerated on C{nbf}, C{exp} and C{iat}, seconds.
+DEFAULT_LEEWAY = 60
+
+SERVICE_ACCOUNT_USERNAME_PREFIX = "system:serviceaccount:"
+ALL_SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"
+SERVICE_ACCOUNT_GROUP_PREFIX = "system:serviceaccounts:"
+POD_NAME_KEY = "authentication.kubernetes.io/pod-name"
+POD_UID_KEY = "authentication.kubernetes.io/pod-uid"
+NODE_NAME_KEY = "authentication.kubernetes.io/node-name"
+NODE_UID_KEY = "authentication.kubernetes.io/node-uid"
+
+
+def make_username(namespace: str, name: str) -> str:
+    """Upstream C{MakeUsername}: C{system:serviceaccount:<namespace>:<name>}."""
+    return f"{SERVICE_ACCOUNT_USERNAME_PREFIX}{namespace}:{name}"
+
+
+def make_group_names(namespace: str) -> list[str]:
+    """Upstream C{MakeGroupNames}: C{["system:serviceaccounts", "system:serviceaccounts:<ns>"]}."""
+    return [ALL_SERVICE_ACCOUNTS_GROUP, SERVICE_ACCOUNT_GROUP_PREFIX + namespace]
+
+
+def signing_algorithm(key: Any) -> str:
+    """
+    Upstream C{jwt.go}: C{RS256} for RSA keys; C{ES256}/C{ES384}/C{ES512} for ECDSA keys on
+    P-256/P-384/P-521.
+
+    @raise ValueError: another key type or curve.
+    """
+    if isinstance(key, (rsa.RSAPrivateKey, rsa.RSAPublicKey)):
+        return "RS256"
+    if isinstance(key, (ec.EllipticCurvePrivateKey, ec.EllipticCurvePublicKey)):
+        alg = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}.get(key.curve.name)
+        if alg:
+            return alg
+        raise ValueError(f"unknown private key curve, must be 256, 384, or 521: {key.curve.name}")
+    raise ValueError(f"unknown private key type {type(key).__name__}, must be *rsa.PrivateKey, "
+                     f"*ecdsa.PrivateKey, or jose.OpaqueSigner")
+
+
+def _ref(obj: dict) -> dict:
+    meta = obj.get("metadata") or {}
+    out = {}
+    if meta.get("name"):
+        out["name"] = meta["name"]
+    if meta.get("uid"):
+        out["uid"] = meta["uid"]
+    return out
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    return value
+
+
+def claims(service_account: dict, now: int, expiration_seconds: int, audiences: Sequence[str],
+           *, pod: dict | None = None, secret: dict | None = None,
+           node: dict | None = None, jti: str | None = None, warnafter: int = 0) -> dict:
+    """
+    Upstream C{serviceaccount.Claims} (C{iss} is added by L{TokenGenerator}).
+
+    @param service_account: the ServiceAccount object.
+    @param now: the issue time, whole seconds since the epoch.
+    @param expiration_seconds: the lifetime; C{exp = now + expiration_seconds}.
+    @param pod: a bound Pod (then C{node} is the Pod's node, when known); else C{secret} or
+        C{node} is the bound object.
+    @param jti: the token id (default: a new random UUID).
+    @param warnafter: seconds after C{now} for C{kubernetes.io.warnafter} (0: none).
+    @return: C{{"aud": [...], "exp", "iat", "jti", "kubernetes.io": {"namespace",
+        ["node"], ["pod"], ["secret"], "serviceaccount": {"name", "uid"}, ["warnafter"]},
+        "nbf", "sub"}}, keys sorted.
+    """
+    meta = service_account.get("metadata") or {}
+    k8s: dict[str, Any] = {}
+    if meta.get("namespace"):
+        k8s["namespace"] = meta["namespace"]
+    k8s["serviceaccount"] = _ref(service_account)
+    if pod is not None:
+        k8s["pod"] = _ref(pod)
+        if node is not None:
+            k8s["node"] = _ref(node)
+    elif secret is not None:
+        k8s["secret"] = _ref(secret)
+    elif node is not None:
+        k8s["node"] = _ref(node)
+    if warnafter:
+        k8s["warnafter"] = now + warnafter
+    out = {
+        "aud": list(audiences),
+        "exp": now + expiration_seconds,
+        "iat": now,
+        "jti": jti if jti is not None else str(uuid.uuid4()),
+        "kubernetes.io": k8s,
+        "nbf": now,
+        "sub": make_username(meta.get("namespace", ""), meta.get("name", "")),
+    }
+    return _sorted(out)
+
+
+class TokenGenerator:
+    """
+    Upstream C{JWTTokenGenerator}: signs claims with one private key, adding C{iss}.
+
+    @ivar issuer: the C{iss} claim.
+    @ivar kid: the key id in every token's header (L{key_id} of the public key).
+    @ivar algorithm: L{signing_algorithm} of the key.
+    """
+
+    def __init__(self, issuer: str, private_key: Any) -> None:
+        self.issuer = issuer
+        self.private_key = private_key
+        self.algorithm = signing_algorithm(private_key)
+        self.kid = key_id(private_key.public_key())
+
+    def generate(self, token_claims: dict) -> str:
+        """
+        @param token_claims: from L{claims}.
+        @return: the compact JWS, header C{{"alg": ..., "kid": ...}} (no C{typ}, as go-jose).
+        """
+        payload = _sorted(dict(token_claims, iss=self.issuer))
+        return jwt.encode(payload, self.private_key, algorithm=self.algorithm,
+                          headers={"kid": self.kid, "typ": None})
+
+
+def _b64decode(part: str) -> bytes:
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def _unverified_issuer(token: str) -> str | None:
+    """Upstream C{hasCorrectIssuer}'s parse: the payload's C{iss} before any signature check."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        payload = json.loads(_b64decode(parts[1]))
+    except (ValueError, TypeError):
+        return None
+    iss = payload.get("iss") if isinstance(payload, dict) else None
+    return iss if isinstance(iss, str) else None
+
+
+def _numeric(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+@implementer(ITokenAuthenticator)
+class ServiceAccountTokenAuthenticator:
+    """
+    Upstream C{JWTTokenAuthenticator} with the bound-token C{validator}: tokens whose C{iss} is
+    one of C{issuers}, signed by one of C{public_keys}, with an audience among the API
+    audiences, and within C{nbf}/C{exp}/C{iat} (60 s leeway).
+
+    The user: C{system:serviceaccount:<ns>:<name>}, uid the ServiceAccount's uid, groups
+    C{system:serviceaccounts}, C{system:serviceaccounts:<ns>}; extra C{pod-name}/C{pod-uid},
+    C{credential-id} C{["JTI=<jti>"]}, C{node-name}/C{node-uid} when present (the
+    authenticated group is added by the chain).
+
+    Differences from upstream: the ServiceAccount (and bound Pod/Secret/Node) are not looked up
+    again, so a token stays valid until it expires even if its ServiceAccount is deleted; legacy
+    Secret-based tokens (C{iss} C{kubernetes/serviceaccount}) are not accepted.
+    """
+
+    def __init__(self, issuers: Sequence[str], public_keys: Iterable[Any],
+                 implicit_audiences: Sequence[str], clock: Any) -> None:
+        """
+        @param issuers: C{--service-account-issuer} values (the first one signs).
+        @param implicit_audiences: C{--api-audiences}.
+        @param clock: C{IReactorTime}.
+        """
+        self.issuers = list(issuers)
+        self.keys = [(k, signing_algorithm(k)) for k in public_keys]
+        self.implicit_audiences = list(implicit_audiences)
+        self.clock = clock
+
+    def authenticate_token(self, token: str) -> UserInfo | None:
+        """
+        @return: the service account's user; C{None} when the token is not a JWT of one of
+            our issuers (another authenticator may know it).
+        @raise AuthenticationError: a token of our issuer that fails: no key verifies it,
+            audience mismatch (C{token audiences ["x"] is invalid for the target audiences
+            [...]}), C{service account token has expired}, C{service account token is not
+            valid yet}, or malformed claims.
+        """
+        if _unverified_issuer(token) not in self.issuers:
+            return None
+        try:
+            jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            return None
+        payload = None
+        errs: list[Exception] = []
+        for key, alg in self.keys:
+            try:
+                payload = jwt.decode(token, key, algorithms=[alg], options={
+                    "verify_signature": True, "verify_exp": False, "verify_nbf": False,
+                    "verify_iat": False, "verify_aud": False, "verify_iss": False,
+                })
+                break
+            except jwt.PyJWTError as e:
+                errs.append(AuthenticationError("go-jose/go-jose: error in cryptographic "
+                                                "primitive") if isinstance(
+                    e, (jwt.InvalidSignatureError, jwt.InvalidAlgorithmError)) else e)
+        if payload is None:
+            raise AuthenticationError.aggregate(errs) or AuthenticationError(
+                "no keys to verify the token")
+        if payload.get("iss") not in self.issuers:
+            raise AuthenticationError(f'token issuer "{payload.get("iss")}" is invalid')
+        aud = payload.get("aud")
+        token_auds = [aud] if isinstance(aud, str) else list(aud or [])
+        if not token_auds:
+            token_auds = list(self.implicit_audiences)
+        common = [a for a in token_auds if a in self.implicit_audiences]
+        if not common and self.implicit_audiences:
+            raise AuthenticationError(
+                f"token audiences {_go_quoted(token_auds)} is invalid for the target audiences "
+                f"{_go_quoted(self.implicit_audiences)}")
+        return self._validate(payload)
+
+    def _validate(self, payload: dict) -> UserInfo:
+        now = self.clock.seconds()
+        nbf, exp, iat = (_numeric(payload.get(k)) for k in ("nbf", "exp", "iat"))
+        if nbf is not None and now + DEFAULT_LEEWAY < nbf:
+            raise AuthenticationError("service account token is not valid yet")
+        if exp is not None and now - DEFAULT_LEEWAY > exp:
+            raise AuthenticationError("service account token has expired")
+        if iat is not None and now + DEFAULT_LEEWAY < iat:
+            raise AuthenticationError("service account token claims could not be validated "
+                                      "due to unexpected validation error")
+        private = payload.get("kubernetes.io")
+        if not isinstance(private, dict):
+            raise AuthenticationError("service account token claims could not be validated "
+                                      "due to unexpected private claim")
+        namespace = private.get("namespace") or ""
+        sa = private.get("serviceaccount") or {}
+        if not namespace or not isinstance(sa, dict) or not sa.get("name"):
+            raise AuthenticationError("service account token claims could not be validated "
+                                      "due to unexpected private claim")
+        extra: dict[str, list[str]] = {}
+        pod = private.get("pod")
+        if isinstance(pod, dict) and pod.get("name") and pod.get("uid"):
+            extra[POD_NAME_KEY] = [pod["name"]]
+            extra[POD_UID_KEY] = [pod["uid"]]
+        jti = payload.get("jti")
+        if isinstance(jti, str) and jti:
+            extra[CREDENTIAL_ID_KEY] = [f"JTI={jti}"]
+        node = private.get("node")
+        if isinstance(node, dict) and node.get("name"):
+            extra[NODE_NAME_KEY] = [node["name"]]
+            if node.get("uid"):
+                extra[NODE_UID_KEY] = [node["uid"]]
+        return UserInfo(make_username(namespace, sa["name"]), sa.get("uid", ""),
+                        make_group_names(namespace), extra)
+
+
+def _go_quoted(values: Sequence[str]) -> str:
+    """Go's C{%q} of a string slice: C{["a" "b"]}."""
+    return "[" + " ".join(json.dumps(v) for v in values) + "]"
+
+
+# --- OIDC discovery ------------------------------------------------------------------------------
+def _b64uint(n: int) -> str:
+    raw = n.to_bytes(max(1, (n.bit_length() + 7) // 8), "big")
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def jwk(public_key: Any) -> dict:
+    """
+    One JSON Web Key as go-jose writes it: C{{"use": "sig", "kty": "RSA", "kid", "alg",
+    "n", "e"}} or C{{"use": "sig", "kty": "EC", "kid", "crv", "alg", "x", "y"}}.
+    """
+    alg = signing_algorithm(public_key)
+    if isinstance(public_key, rsa.RSAPublicKey):
+        nums = public_key.public_numbers()
+        return {"use": "sig", "kty": "RSA", "kid": key_id(public_key), "alg": alg,
+                "n": _b64uint(nums.n), "e": _b64uint(nums.e)}
+    nums = public_key.public_numbers()
+    size = (public_key.curve.key_size + 7) // 8
+    crv = {"ES256": "P-256", "ES384": "P-384", "ES512": "P-521"}[alg]
+
+    def coord(v: int) -> str:
+        return base64.urlsafe_b64encode(v.to_bytes(size, "big")).rstrip(b"=").decode()
+
+    return {"use": "sig", "kty": "EC", "kid": key_id(public_key), "crv": crv, "alg": alg,
+            "x": coord(nums.x), "y": coord(nums.y)}
+
+
+def jwks(public_keys: Iterable[Any]) -> dict:
+    """Upstream C{publicJWKSFromKeys}: C{{"keys": [jwk, ...]}} (one per distinct key id)."""
+    seen: set[str] = set()
+    keys = []
+    for k in public_keys:
+        j = jwk(k)
+        if j["kid"] not in seen:
+            seen.add(j["kid"])
+            keys.append(j)
+    return {"keys": keys}
+
+
+def openid_configuration(issuer: str, jwks_uri: str, public_keys: Iterable[Any]) -> dict:
+    """
+    Upstream C{openIDMetadata}: C{{"issuer", "jwks_uri", "response_types_supported":
+    ["id_token"], "subject_types_supported": ["public"],
+    "id_token_signing_alg_values_supported": [algs, sorted]}}.
+    """
+    algs = sorted({signing_algorithm(k) for k in public_keys})
+    return {
+        "issuer": issuer,
+        "jwks_uri": jwks_uri,
+        "response_types_supported": ["id_token"],
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": algs,
+    }
+
+
+def install_openid_routes(server: Any, issuer: str, jwks_uri: Callable[[], str],
+                          public_keys: Sequence[Any]) -> None:
+    """
+    Serve C{/.well-known/openid-configuration} and C{/openid/v1/jwks} from C{server}'s mux
+    (upstream C{routes.OpenIDMetadataServer}): C{application/json} and
+    C{application/jwk-set+json}, C{Cache-Control: public, max-age=3600}.
+    """
+    from kubetwist.endpoints.responses import funnel
+    from kubetwist.runtime import errors
+
+    keys = list(public_keys)
+    jwks_body = json.dumps(jwks(keys), separators=(",", ":")).encode()
+
+    def serve(body: Callable[[], bytes], ctype: str):
+        async def handler(request: Any) -> None:
+            if request.method not in (b"GET", b"HEAD"):
+                raise errors.make_status(405, "MethodNotAllowed",
+                                         "the server does not allow this method on the "
+                                         "requested resource")
+            data = body()
+            request.setResponseCode(200)
+            request.setHeader(b"content-type", ctype.encode())
+            request.setHeader(b"content-length", str(len(data)).encode())
+            request.setHeader(b"cache-control", b"public, max-age=3600")
+            if request.method != b"HEAD":
+                request.write(data)
+            request.finish()
+        return funnel(handler)
+
+    server.mux["/.well-known/openid-configuration"] = serve(
+        lambda: json.dumps(openid_configuration(issuer, jwks_uri(), keys),
+                           separators=(",", ":")).encode(), "application/json")
+    server.mux["/openid/v1/jwks"] = serve(lambda: jwks_body, "application/jwk-set+json")
+
+
+__all__ = [
+    "DEFAULT_ISSUER", "ServiceAccountTokenAuthenticator", "TokenGenerator", "claims",
+    "install_openid_routes", "jwk", "jwks", "make_group_names", "make_username",
+    "openid_configuration", "signing_algorithm",
+]
