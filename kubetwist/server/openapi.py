@@ -20,7 +20,9 @@ from kubetwist.server.openapi_types import kind_schemas
 from kubetwist.endpoints.responses import funnel, write_body
 from kubetwist.runtime import codec
 
-PROTOBUF_V2 = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+# the response media type upstream kube-openapi answers for either Accept spelling (Go's mime
+# parser refuses the "@" form the client asks with)
+PROTOBUF_V2 = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
 _COMMON_QUERY = {
     "list": ["allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit",
