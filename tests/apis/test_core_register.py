@@ -35,6 +35,10 @@ class RegisterTests(SynchronousTestCase):
         self.assertEqual(table["configmaps"][3], ["cm"])
         self.assertEqual(table["serviceaccounts"][3], ["sa"])
         self.assertEqual(table["secrets"][3], [])
+        self.assertEqual(table["nodes"], ("Node", "node", False, ["no"], [], ["status"]))
+        self.assertEqual(table["limitranges"][3], ["limits"])
+        self.assertEqual(table["resourcequotas"][3:], (["quota"], [], ["status"]))
+        self.assertEqual(table["podtemplates"][2:], (True, [], [], []))
         self.assertEqual((register.GROUP, register.VERSION), ("", "v1"))
 
     def test_strategies(self) -> None:
@@ -45,17 +49,23 @@ class RegisterTests(SynchronousTestCase):
                 "configmaps",
                 "endpoints",
                 "events",
+                "limitranges",
                 "namespaces",
                 "namespaces/finalize",
                 "namespaces/status",
+                "nodes",
+                "nodes/status",
                 "persistentvolumeclaims",
                 "persistentvolumeclaims/status",
                 "persistentvolumes",
                 "persistentvolumes/status",
                 "pods",
                 "pods/status",
+                "podtemplates",
                 "replicationcontrollers",
                 "replicationcontrollers/status",
+                "resourcequotas",
+                "resourcequotas/status",
                 "secrets",
                 "serviceaccounts",
                 "services",

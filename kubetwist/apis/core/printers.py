@@ -19,7 +19,9 @@ from kubetwist.apis.printers import (
     age,
     age_column,
     column,
+    default_row,
     format_labels,
+    layout_container_cells,
     meta,
     name_column,
     obj_age,
@@ -33,15 +35,20 @@ __all__ = [
     "DEFAULT_TABLE_COLUMNS",
     "ENDPOINTS_TABLE",
     "EVENT_TABLE",
+    "LIMITRANGE_TABLE",
     "NAMESPACE_TABLE",
+    "NODE_TABLE",
     "PERSISTENTVOLUMECLAIM_TABLE",
     "PERSISTENTVOLUME_TABLE",
+    "PODTEMPLATE_TABLE",
     "POD_TABLE",
     "REPLICATIONCONTROLLER_TABLE",
+    "RESOURCEQUOTA_TABLE",
     "SECRET_TABLE",
     "SERVICEACCOUNT_TABLE",
     "SERVICE_TABLE",
     "access_modes_string",
+    "find_node_roles",
     "format_endpoints",
     "pod_row_conditions",
     "service_external_ip",
@@ -708,4 +715,145 @@ PERSISTENTVOLUMECLAIM_TABLE = TableConvertor(
                "Filesystem is implied when not included in claim spec.", priority=1),
     ],
     row=_pvc_row,
+)
+
+
+# --------------------------------------------------------------------------------------------
+# nodes, pod templates, limit ranges, resource quotas
+
+_NODE_ROLE_PREFIX = "node-role.kubernetes.io/"
+_NODE_ROLE_LABEL = "kubernetes.io/role"
+
+
+def find_node_roles(node: dict) -> list[str]:
+    """
+    Upstream C{findNodeRoles}: the sorted, distinct roles of a node, from the suffixes of its
+    C{node-role.kubernetes.io/<role>} labels and the value of a C{kubernetes.io/role} label.
+    """
+    roles: set[str] = set()
+    for key, value in (meta(node).get("labels") or {}).items():
+        if key.startswith(_NODE_ROLE_PREFIX):
+            role = key[len(_NODE_ROLE_PREFIX):]
+            if role:
+                roles.add(role)
+        elif key == _NODE_ROLE_LABEL and value:
+            roles.add(value)
+    return sorted(roles)
+
+
+def _node_address(node: dict, kind: str) -> str:
+    for address in (node.get("status") or {}).get("addresses") or []:
+        if isinstance(address, dict) and address.get("type") == kind:
+            return address.get("address") or ""
+    return "<none>"
+
+
+def _node_row(node: dict) -> list:
+    """Upstream C{printNode} (wide): the C{Ready} condition, C{SchedulingDisabled}, roles."""
+    spec, status = node.get("spec") or {}, node.get("status") or {}
+    states: list[str] = []
+    ready = [c for c in status.get("conditions") or []
+             if isinstance(c, dict) and c.get("type") == "Ready"]
+    if ready:
+        states.append("Ready" if ready[-1].get("status") == "True" else "NotReady")
+    else:
+        states.append("Unknown")
+    if spec.get("unschedulable"):
+        states.append("SchedulingDisabled")
+    info = status.get("nodeInfo") or {}
+    return [
+        obj_name(node),
+        ",".join(states),
+        ",".join(find_node_roles(node)) or "<none>",
+        obj_age(node),
+        info.get("kubeletVersion") or "",
+        _node_address(node, "InternalIP"),
+        _node_address(node, "ExternalIP"),
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
+
+
+_ADDRESSES_DOC = (
+    "List of addresses reachable to the node. Queried from cloud provider, if available. More "
+    "info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is "
+    "declared as mergeable, but the merge key is not sufficiently unique, which can cause data "
+    "corruption when it is merged. Callers should instead use a full-replacement patch. See "
+    "https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change "
+    "during the lifetime of a Node. However, there are some exceptions where this may not be "
+    "possible, such as Pods that inherit a Node's address in its own status or consumers of the "
+    "downward API (status.hostIP)."
+)
+
+NODE_TABLE = TableConvertor(
+    columns=[
+        name_column(),
+        column("Status", "string", "The status of the node"),
+        column("Roles", "string", "The roles of the node"),
+        age_column(),
+        column("Version", "string", "Kubelet Version reported by the node."),
+        column("Internal-IP", "string", _ADDRESSES_DOC, priority=1),
+        column("External-IP", "string", _ADDRESSES_DOC, priority=1),
+        column("OS-Image", "string",
+               "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 "
+               "(wheezy)).", priority=1),
+        column("Kernel-Version", "string",
+               "Kernel Version reported by the node from 'uname -r' (e.g. "
+               "3.16.0-0.bpo.4-amd64).", priority=1),
+        column("Container-Runtime", "string",
+               "ContainerRuntime Version reported by the node through runtime remote API (e.g. "
+               "containerd://1.4.2).", priority=1),
+    ],
+    row=_node_row,
+)
+
+
+def _podtemplate_row(obj: dict) -> list:
+    """Upstream C{printPodTemplate}: containers, images and the template's labels."""
+    tpl = obj.get("template") or {}
+    names, images = layout_container_cells((tpl.get("spec") or {}).get("containers"))
+    return [obj_name(obj), names, images, format_labels((tpl.get("metadata") or {}).get("labels"))]
+
+
+PODTEMPLATE_TABLE = TableConvertor(
+    columns=[
+        name_column(),
+        column("Containers", "string", "Names of each container in the template."),
+        column("Images", "string", "Images referenced by each container in the template."),
+        column("Pod Labels", "string", "The labels for the pod template."),
+    ],
+    row=_podtemplate_row,
+)
+
+#: Upstream C{printLimitRange}: the name and C{creationTimestamp} (C{Created At}, a date).
+LIMITRANGE_TABLE = TableConvertor(columns=list(DEFAULT_TABLE_COLUMNS), row=default_row)
+
+
+def _quota_row(quota: dict) -> list:
+    """
+    Upstream C{printResourceQuota}: C{<resource>: <used>/<hard>} for every resource of
+    C{status.hard}, sorted; C{limits.*} resources in the C{Limit} cell, the rest in C{Request}.
+    """
+    status = quota.get("status") or {}
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    request: list[str] = []
+    limit: list[str] = []
+    for name in sorted(hard):
+        cell = limit if name.split(".")[0] == "limits" and "." in name else request
+        cell.append(f"{name}: {_quantity_text(used.get(name))}/{_quantity_text(hard[name])}")
+    return [obj_name(quota), obj_age(quota), ", ".join(request), ", ".join(limit)]
+
+
+RESOURCEQUOTA_TABLE = TableConvertor(
+    columns=[
+        name_column(),
+        age_column(),
+        column("Request", "string",
+               "Request represents a minimum amount of cpu/memory that a container may consume."),
+        column("Limit", "string",
+               "Limits control the maximum amount of cpu/memory that a container may use "
+               "independent of contention on the node."),
+    ],
+    row=_quota_row,
 )

@@ -10,11 +10,13 @@ from __future__ import annotations
 from kubetwist.apis.core.configmaps import CONFIGMAP_STRATEGY
 from kubetwist.apis.core.endpoints import ENDPOINTS_STRATEGY
 from kubetwist.apis.core.events import EVENT_STRATEGY
+from kubetwist.apis.core.limitranges import LIMITRANGE_STRATEGY
 from kubetwist.apis.core.namespaces import (
     NAMESPACE_FINALIZE_STRATEGY,
     NAMESPACE_STATUS_STRATEGY,
     NAMESPACE_STRATEGY,
 )
+from kubetwist.apis.core.nodes import NODE_STATUS_STRATEGY, NODE_STRATEGY
 from kubetwist.apis.core.persistentvolumes import (
     PERSISTENTVOLUME_STATUS_STRATEGY,
     PERSISTENTVOLUME_STRATEGY,
@@ -22,9 +24,14 @@ from kubetwist.apis.core.persistentvolumes import (
     PERSISTENTVOLUMECLAIM_STRATEGY,
 )
 from kubetwist.apis.core.pods import POD_STATUS_STRATEGY, POD_STRATEGY
+from kubetwist.apis.core.podtemplates import PODTEMPLATE_STRATEGY
 from kubetwist.apis.core.replicationcontrollers import (
     REPLICATIONCONTROLLER_STATUS_STRATEGY,
     REPLICATIONCONTROLLER_STRATEGY,
+)
+from kubetwist.apis.core.resourcequotas import (
+    RESOURCEQUOTA_STATUS_STRATEGY,
+    RESOURCEQUOTA_STRATEGY,
 )
 from kubetwist.apis.core.secrets import SECRET_STRATEGY
 from kubetwist.apis.core.serviceaccounts import SERVICEACCOUNT_STRATEGY
@@ -45,6 +52,7 @@ RESOURCES: list[ResourceSpec] = [
     _r("configmaps", "ConfigMap", "configmap", short_names=["cm"]),
     _r("endpoints", "Endpoints", "endpoints", short_names=["ep"]),
     _r("events", "Event", "event", short_names=["ev"]),
+    _r("limitranges", "LimitRange", "limitrange", short_names=["limits"]),
     _r(
         "namespaces",
         "Namespace",
@@ -53,6 +61,14 @@ RESOURCES: list[ResourceSpec] = [
         short_names=["ns"],
         subresources=["finalize", "status"],
         verbs=["create", "delete", "get", "list", "patch", "update", "watch"],
+    ),
+    _r(
+        "nodes",
+        "Node",
+        "node",
+        namespaced=False,
+        short_names=["no"],
+        subresources=["status"],
     ),
     _r(
         "persistentvolumeclaims",
@@ -70,6 +86,7 @@ RESOURCES: list[ResourceSpec] = [
         subresources=["status"],
     ),
     _r("pods", "Pod", "pod", short_names=["po"], categories=["all"], subresources=["status"]),
+    _r("podtemplates", "PodTemplate", "podtemplate"),
     _r(
         "replicationcontrollers",
         "ReplicationController",
@@ -77,6 +94,13 @@ RESOURCES: list[ResourceSpec] = [
         short_names=["rc"],
         categories=["all"],
         subresources=["status", "scale"],
+    ),
+    _r(
+        "resourcequotas",
+        "ResourceQuota",
+        "resourcequota",
+        short_names=["quota"],
+        subresources=["status"],
     ),
     _r("secrets", "Secret", "secret"),
     _r("serviceaccounts", "ServiceAccount", "serviceaccount", short_names=["sa"]),
@@ -97,14 +121,20 @@ STRATEGIES: dict[str, Strategy] = {
     "namespaces": NAMESPACE_STRATEGY,
     "namespaces/status": NAMESPACE_STATUS_STRATEGY,
     "namespaces/finalize": NAMESPACE_FINALIZE_STRATEGY,
+    "limitranges": LIMITRANGE_STRATEGY,
+    "nodes": NODE_STRATEGY,
+    "nodes/status": NODE_STATUS_STRATEGY,
     "persistentvolumeclaims": PERSISTENTVOLUMECLAIM_STRATEGY,
     "persistentvolumeclaims/status": PERSISTENTVOLUMECLAIM_STATUS_STRATEGY,
     "persistentvolumes": PERSISTENTVOLUME_STRATEGY,
     "persistentvolumes/status": PERSISTENTVOLUME_STATUS_STRATEGY,
     "pods": POD_STRATEGY,
     "pods/status": POD_STATUS_STRATEGY,
+    "podtemplates": PODTEMPLATE_STRATEGY,
     "replicationcontrollers": REPLICATIONCONTROLLER_STRATEGY,
     "replicationcontrollers/status": REPLICATIONCONTROLLER_STATUS_STRATEGY,
+    "resourcequotas": RESOURCEQUOTA_STRATEGY,
+    "resourcequotas/status": RESOURCEQUOTA_STATUS_STRATEGY,
     "secrets": SECRET_STRATEGY,
     "serviceaccounts": SERVICEACCOUNT_STRATEGY,
     "services": SERVICE_STRATEGY,

@@ -36,6 +36,12 @@ KINDS = (
     "PersistentVolumeClaim",
     "PersistentVolumeClaimList",
     "Binding",
+    "Node",
+    "NodeList",
+    "LimitRange",
+    "LimitRangeList",
+    "ResourceQuota",
+    "ResourceQuotaList",
 )
 
 TYPES = {
@@ -1221,5 +1227,167 @@ TYPES = {
         ("gmsaCredentialSpec", 2, "*string", "o"),
         ("runAsUserName", 3, "*string", "o"),
         ("hostProcess", 4, "*bool", "o"),
+    ),
+    "Node": (
+        ("metadata", 1, "meta.ObjectMeta", "o"),
+        ("spec", 2, "NodeSpec", "o"),
+        ("status", 3, "NodeStatus", "o"),
+    ),
+    "NodeList": (
+        ("metadata", 1, "meta.ListMeta", "o"),
+        ("items", 2, "[]Node", ""),
+    ),
+    "NodeSpec": (
+        ("podCIDR", 1, "string", "o"),
+        ("podCIDRs", 7, "[]string", "o", {
+            "patch_strategy": "merge",
+            "list_type": "set",
+        }),
+        ("providerID", 3, "string", "o"),
+        ("unschedulable", 4, "bool", "o"),
+        ("taints", 5, "[]Taint", "o", {"list_type": "atomic"}),
+        ("configSource", 6, "*NodeConfigSource", "o"),
+        ("externalID", 2, "string", "o"),
+    ),
+    "Taint": (
+        ("key", 1, "string", ""),
+        ("value", 2, "string", "o"),
+        ("effect", 3, "string", ""),
+        ("timeAdded", 4, "*Time", "o"),
+    ),
+    "NodeConfigSource": (
+        ("configMap", 2, "*ConfigMapNodeConfigSource", "o"),
+    ),
+    "ConfigMapNodeConfigSource": (
+        ("namespace", 1, "string", ""),
+        ("name", 2, "string", ""),
+        ("uid", 3, "string", "o"),
+        ("resourceVersion", 4, "string", "o"),
+        ("kubeletConfigKey", 5, "string", ""),
+    ),
+    "NodeStatus": (
+        ("capacity", 1, "map[string]Quantity", "o"),
+        ("allocatable", 2, "map[string]Quantity", "o"),
+        ("phase", 3, "string", "o"),
+        ("conditions", 4, "[]NodeCondition", "o", {
+            "patch_strategy": "merge",
+            "patch_merge_key": "type",
+            "list_type": "map",
+            "list_map_keys": ("type",),
+        }),
+        ("addresses", 5, "[]NodeAddress", "o", {
+            "patch_strategy": "merge",
+            "patch_merge_key": "type",
+            "list_type": "map",
+            "list_map_keys": ("type",),
+        }),
+        ("daemonEndpoints", 6, "NodeDaemonEndpoints", "o"),
+        ("nodeInfo", 7, "NodeSystemInfo", "o"),
+        ("images", 8, "[]ContainerImage", "o", {"list_type": "atomic"}),
+        ("volumesInUse", 9, "[]string", "o", {"list_type": "atomic"}),
+        ("volumesAttached", 10, "[]AttachedVolume", "o", {"list_type": "atomic"}),
+        ("config", 11, "*NodeConfigStatus", "o"),
+        ("runtimeHandlers", 12, "[]NodeRuntimeHandler", "o", {"list_type": "atomic"}),
+        ("features", 13, "*NodeFeatures", "o"),
+    ),
+    "NodeCondition": (
+        ("type", 1, "string", ""),
+        ("status", 2, "string", ""),
+        ("lastHeartbeatTime", 3, "Time", "o"),
+        ("lastTransitionTime", 4, "Time", "o"),
+        ("reason", 5, "string", "o"),
+        ("message", 6, "string", "o"),
+    ),
+    "NodeAddress": (
+        ("type", 1, "string", ""),
+        ("address", 2, "string", ""),
+    ),
+    "NodeDaemonEndpoints": (
+        ("kubeletEndpoint", 1, "DaemonEndpoint", "o"),
+    ),
+    "DaemonEndpoint": (
+        ("Port", 1, "int32", ""),
+    ),
+    "NodeSystemInfo": (
+        ("machineID", 1, "string", ""),
+        ("systemUUID", 2, "string", ""),
+        ("bootID", 3, "string", ""),
+        ("kernelVersion", 4, "string", ""),
+        ("osImage", 5, "string", ""),
+        ("containerRuntimeVersion", 6, "string", ""),
+        ("kubeletVersion", 7, "string", ""),
+        ("kubeProxyVersion", 8, "string", ""),
+        ("operatingSystem", 9, "string", ""),
+        ("architecture", 10, "string", ""),
+    ),
+    "ContainerImage": (
+        ("names", 1, "[]string", "", {"list_type": "atomic"}),
+        ("sizeBytes", 2, "int64", "o"),
+    ),
+    "AttachedVolume": (
+        ("name", 1, "string", ""),
+        ("devicePath", 2, "string", ""),
+    ),
+    "NodeConfigStatus": (
+        ("assigned", 1, "*NodeConfigSource", "o"),
+        ("active", 2, "*NodeConfigSource", "o"),
+        ("lastKnownGood", 3, "*NodeConfigSource", "o"),
+        ("error", 4, "string", "o"),
+    ),
+    "NodeRuntimeHandler": (
+        ("name", 1, "string", ""),
+        ("features", 2, "*NodeRuntimeHandlerFeatures", "o"),
+    ),
+    "NodeRuntimeHandlerFeatures": (
+        ("recursiveReadOnlyMounts", 1, "*bool", "o"),
+        ("userNamespaces", 2, "*bool", "o"),
+    ),
+    "NodeFeatures": (
+        ("supplementalGroupsPolicy", 1, "*bool", "o"),
+    ),
+    "LimitRange": (
+        ("metadata", 1, "meta.ObjectMeta", "o"),
+        ("spec", 2, "LimitRangeSpec", "o"),
+    ),
+    "LimitRangeSpec": (
+        ("limits", 1, "[]LimitRangeItem", "", {"list_type": "atomic"}),
+    ),
+    "LimitRangeItem": (
+        ("type", 1, "string", ""),
+        ("max", 2, "map[string]Quantity", "o"),
+        ("min", 3, "map[string]Quantity", "o"),
+        ("default", 4, "map[string]Quantity", "o"),
+        ("defaultRequest", 5, "map[string]Quantity", "o"),
+        ("maxLimitRequestRatio", 6, "map[string]Quantity", "o"),
+    ),
+    "LimitRangeList": (
+        ("metadata", 1, "meta.ListMeta", "o"),
+        ("items", 2, "[]LimitRange", ""),
+    ),
+    "ResourceQuota": (
+        ("metadata", 1, "meta.ObjectMeta", "o"),
+        ("spec", 2, "ResourceQuotaSpec", "o"),
+        ("status", 3, "ResourceQuotaStatus", "o"),
+    ),
+    "ResourceQuotaSpec": (
+        ("hard", 1, "map[string]Quantity", "o"),
+        ("scopes", 2, "[]string", "o", {"list_type": "atomic"}),
+        ("scopeSelector", 3, "*ScopeSelector", "o"),
+    ),
+    "ScopeSelector": (
+        ("matchExpressions", 1, "[]ScopedResourceSelectorRequirement", "o", {"list_type": "atomic"}),
+    ),
+    "ScopedResourceSelectorRequirement": (
+        ("scopeName", 1, "string", ""),
+        ("operator", 2, "string", ""),
+        ("values", 3, "[]string", "o", {"list_type": "atomic"}),
+    ),
+    "ResourceQuotaStatus": (
+        ("hard", 1, "map[string]Quantity", "o"),
+        ("used", 2, "map[string]Quantity", "o"),
+    ),
+    "ResourceQuotaList": (
+        ("metadata", 1, "meta.ListMeta", "o"),
+        ("items", 2, "[]ResourceQuota", ""),
     ),
 }
