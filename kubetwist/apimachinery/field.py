@@ -8,10 +8,9 @@ Validators return a C{list[FieldError]}; the registry turns a non-empty list int
 
 from __future__ import annotations
 
-from typing import Any, Iterable
-
 import math
 from decimal import Decimal
+from typing import Any, Iterable
 
 import orjson
 
@@ -107,6 +106,14 @@ def go_float(f: float) -> str:
     if dp >= nd:
         return f"{neg}{digits}{'0' * (dp - nd)}"
     return f"{neg}{digits[:dp]}.{digits[dp:]}"
+
+
+def go_string_slice(values: list[str] | None) -> str:
+    """Go's C{%#v} of a C{[]string}: C{[]string{"a", "b"}}, or C{[]string(nil)} for nil;
+    elements quoted as C{%q} (printable non-ASCII kept as is)."""
+    if values is None:
+        return "[]string(nil)"
+    return "[]string{" + ", ".join(orjson.dumps(v).decode() for v in values) + "}"
 
 
 def _go_value(value: Any) -> str:

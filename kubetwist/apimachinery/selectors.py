@@ -15,6 +15,7 @@ import json
 import re
 from typing import Iterable
 
+from kubetwist.apimachinery.field import go_string_slice
 from kubetwist.apimachinery.validation import is_qualified_name, is_valid_label_value
 from kubetwist.runtime.errors import StatusError, new_bad_request
 
@@ -64,13 +65,6 @@ def _parse_int64(s: str) -> int | None:
 
 def _go_quote(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
-
-
-def _go_string_slice(values: list[str] | None) -> str:
-    """Go's C{%#v} of a C{[]string} (C{[]string(nil)} for nil)."""
-    if values is None:
-        return "[]string(nil)"
-    return "[]string{" + ", ".join(_go_quote(v) for v in values) + "}"
 
 
 def _aggregate(msgs: list[str]) -> str:
@@ -126,25 +120,25 @@ class Requirement:
         if operator in (IN, NOT_IN):
             if n == 0:
                 errs.append(
-                    f"values: Invalid value: {_go_string_slice(vals)}: for 'in', 'notin' operators, "
+                    f"values: Invalid value: {go_string_slice(vals)}: for 'in', 'notin' operators, "
                     "values set can't be empty"
                 )
         elif operator in (EQUALS, DOUBLE_EQUALS, NOT_EQUALS):
             if n != 1:
                 errs.append(
-                    f"values: Invalid value: {_go_string_slice(vals)}: exact-match compatibility "
+                    f"values: Invalid value: {go_string_slice(vals)}: exact-match compatibility "
                     "requires one single value"
                 )
         elif operator in (EXISTS, DOES_NOT_EXIST):
             if n != 0:
                 errs.append(
-                    f"values: Invalid value: {_go_string_slice(vals)}: values set must be empty for "
+                    f"values: Invalid value: {go_string_slice(vals)}: values set must be empty for "
                     "exists and does not exist"
                 )
         elif operator in (GREATER_THAN, LESS_THAN):
             if n != 1:
                 errs.append(
-                    f"values: Invalid value: {_go_string_slice(vals)}: for 'Gt', 'Lt' operators, "
+                    f"values: Invalid value: {go_string_slice(vals)}: for 'Gt', 'Lt' operators, "
                     "exactly one value is required"
                 )
             for i, v in enumerate(values or []):

@@ -16,6 +16,7 @@ import copy
 import json
 from typing import Any
 
+from kubetwist.apimachinery.field import go_float
 from kubetwist.apimachinery.patchmeta import PatchMeta
 from kubetwist.runtime.errors import StatusError, make_status, new_bad_request
 
@@ -48,32 +49,6 @@ class SMPError(Exception):
 # Go printing and typing helpers
 
 
-def _go_float(v: float) -> str:
-    """Go's C{%v} of a float64: shortest digits, exponent form when exp < -4 or >= 6."""
-    from decimal import Decimal
-
-    if v != v:
-        return "NaN"
-    if v in (float("inf"), float("-inf")):
-        return "+Inf" if v > 0 else "-Inf"
-    if v == 0:
-        return "0"
-    sign, digits, exponent = Decimal(repr(float(v))).normalize().as_tuple()
-    ds = "".join(str(d) for d in digits)
-    exp = len(ds) - 1 + exponent
-    neg = "-" if sign else ""
-    if exp < -4 or exp >= 6:
-        mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
-        esign = "-" if exp < 0 else "+"
-        return f"{neg}{mant}e{esign}{abs(exp):02d}"
-    if exponent >= 0:
-        return neg + ds + "0" * exponent
-    point = len(ds) + exponent
-    if point <= 0:
-        return neg + "0." + "0" * (-point) + ds
-    return neg + ds[:point] + "." + ds[point:]
-
-
 def _go_fmt(v: Any) -> str:
     """Go's C{%v} of a decoded JSON value (maps print with sorted keys)."""
     if v is None:
@@ -81,7 +56,7 @@ def _go_fmt(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
-        return _go_float(float(v))
+        return go_float(float(v))
     if isinstance(v, str):
         return v
     if isinstance(v, dict):

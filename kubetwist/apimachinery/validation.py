@@ -22,6 +22,7 @@ from kubetwist.apimachinery.field import (
     FieldError,
     Path,
     forbidden,
+    go_string_slice,
     invalid,
     not_supported,
     required,
@@ -790,13 +791,6 @@ def validate_finalizers(finalizers: list | None, path: Path | str) -> list[Field
     return errs
 
 
-def _go_string_slice(values: list[str]) -> str:
-    """Go's C{%#v} of a C{[]string}: C{[]string{"a", "b"}}."""
-    import json
-
-    return "[]string{" + ", ".join(json.dumps(v) for v in values) + "}"
-
-
 def validate_no_new_finalizers(new: list | None, old: list | None, path: Path | str) -> list[FieldError]:
     """Upstream C{ValidateNoNewFinalizers} (object already being deleted)."""
     extra = sorted(set(new or []) - set(old or []))
@@ -804,7 +798,7 @@ def validate_no_new_finalizers(new: list | None, old: list | None, path: Path | 
         return [forbidden(
             path,
             "no new finalizers can be added if the object is being deleted, found new finalizers "
-            + _go_string_slice(extra),
+            + go_string_slice(extra),
         )]
     return []
 

@@ -24,3 +24,17 @@ class GoFloatTests(SynchronousTestCase):
         """Strings are quoted as Go's %q."""
         e = field.invalid("a", 'x"y', "d")
         self.assertEqual(e.error(), 'a: Invalid value: "x\\"y": d')
+
+
+class GoStringSliceTests(SynchronousTestCase):
+    def test_go_string_slice(self):
+        """[]string prints as Go's %#v: quoted elements, nil as []string(nil)."""
+        from kubetwist.apimachinery.field import go_string_slice
+
+        self.assertEqual(go_string_slice(["a", 'b"c']), '[]string{"a", "b\\"c"}')
+        self.assertEqual(go_string_slice([]), "[]string{}")
+        self.assertEqual(go_string_slice(None), "[]string(nil)")
+
+    def test_negative_zero(self):
+        """-0.0 prints as Go's %v does: -0."""
+        self.assertEqual(go_float(-0.0), "-0")

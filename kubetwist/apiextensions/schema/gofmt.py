@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from kubetwist.apimachinery.field import go_float
+
 
 def _digits(f: float) -> tuple[str, int]:
     """Shortest decimal digits of C{abs(f)} and the decimal point position (C{strconv})."""
@@ -27,23 +29,6 @@ def _digits(f: float) -> tuple[str, int]:
     exp += len(digits) - len(stripped)
     digits = stripped.lstrip("0") or "0"
     return digits, len(digits) + exp
-
-
-def go_float(f: float) -> str:
-    """Go's C{%v} of a C{float64}: shortest C{%g}, exponent when below -4 or from 6 up."""
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    if f == 0:
-        return "-0" if math.copysign(1.0, f) < 0 else "0"
-    sign = "-" if f < 0 else ""
-    digits, dp = _digits(f)
-    exp = dp - 1
-    if exp < -4 or exp >= 6:
-        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    return sign + _fixed(digits, dp)
 
 
 def _fixed(digits: str, dp: int) -> str:
