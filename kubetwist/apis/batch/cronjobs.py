@@ -23,7 +23,7 @@ from kubetwist.apimachinery.validation import (
 )
 from kubetwist.apis.apps.validation import go_label_selector
 from kubetwist.apis.batch.cron import parse_standard_error, time_zone_error
-from kubetwist.apis.batch.jobs import default_job_spec, validate_job_spec_common
+from kubetwist.apis.batch.jobs import validate_job_spec_common
 from kubetwist.apis.core.podspec_validation import GoValueError
 
 __all__ = [
