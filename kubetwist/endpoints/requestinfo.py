@@ -113,8 +113,6 @@ def parse_request_info(method: str, path: str, query_string: str = "") -> Reques
         for sel in query.get("fieldSelector", []):
             for req in sel.split(","):
                 k, sep, v = req.partition("=")
-                if sep and k.strip() == "metadata.name" and not v.startswith("="):
-                    info.name = v
-                elif sep and k.strip() == "metadata.name" and v.startswith("="):
-                    info.name = v[1:]
+                if sep and k.strip() == "metadata.name":
+                    info.name = v[1:] if v.startswith("=") else v  # "=" or "=="
     return info

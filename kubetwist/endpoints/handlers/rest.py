@@ -507,9 +507,6 @@ class ResourceHandlers:
     def _after_patch(self, store: Store, patched: Any, current: dict) -> dict:
         if not isinstance(patched, dict):
             raise errors.new_bad_request("the patched object is not a JSON object")
-        if patched.get("kind", self.spec.kind) != current.get("kind", self.spec.kind) or \
-                patched.get("apiVersion", self.spec.api_version) != current.get("apiVersion", self.spec.api_version):
-            self.check_kind(patched)
         self.check_kind(patched)
         if not isinstance(patched.get("metadata"), dict):
             patched["metadata"] = {}

@@ -198,9 +198,6 @@ class Store:
         "continue"?, "remainingItemCount"?}, "items": [...]}}; items carry no kind/apiVersion,
         as upstream's typed lists.
         """
-        if options.name:
-            # a list narrowed to one name reads one key (upstream's metadata.name optimisation)
-            pass
         try:
             result = await self.storage.get_list(
                 self.prefix(namespace),
