@@ -515,3 +515,14 @@ class LeaseTableTests(ClockMixin, SynchronousTestCase):
             "spec": {"holderIdentity": "node1_abc"},
         }
         self.assertEqual(LEASE_TABLE.row(lease), ["kube-scheduler", "node1_abc", "5m"])
+
+    def test_controller_revisions_print_with_their_table(self):
+        """
+        The controllerrevisions strategy serves upstream's ControllerRevision columns (Name,
+        Controller, Revision, Age), not the default Name/Created At table.
+        """
+        from kubetwist.apis.apps.strategies import STRATEGIES
+
+        table = STRATEGIES["controllerrevisions"].table
+        self.assertEqual([c["name"] for c in table.columns],
+                         ["Name", "Controller", "Revision", "Age"])

@@ -172,4 +172,5 @@ STRATEGIES["controllerrevisions"] = Strategy(
     prepare_for_create=_revision_create,
     validate=validation.validate_controller_revision,
     validate_update=validation.validate_controller_revision_update,
+    table=_table("CONTROLLERREVISION_TABLE"),
 )
