@@ -39,13 +39,11 @@ class APIGroupInfo:
     return_deleted: set[str] = field(default_factory=set)
 
 
-def patch_meta_for(group: str, kind: str) -> Any:
-    """The strategic-merge-patch metadata of a built-in kind, or L{None}."""
-    try:
-        from kubetwist.apimachinery.patchmeta import patch_meta_for as lookup
-    except ImportError:  # pragma: no cover - during bring-up
-        return None
-    return lookup(group, kind)
+def patch_meta_for(group: str, kind: str, version: str | None = None) -> Any:
+    """The strategic-merge-patch metadata of a built-in kind in C{version}, or L{None}."""
+    from kubetwist.apimachinery.patchmeta import patch_meta_for as lookup
+
+    return lookup(group, kind, version)
 
 
 def install_api_group(server: Any, info: APIGroupInfo, storage: Any, clock: Any,
@@ -79,7 +77,7 @@ def install_api_group(server: Any, info: APIGroupInfo, storage: Any, clock: Any,
             sub_verbs[sub] = SUBRESOURCE_VERBS.get(sub, ["get", "patch", "update"])
         handlers = ResourceHandlers(
             store, subs, admission, clock, min_request_timeout,
-            patch_meta=patch_meta_for(spec.group, spec.kind),
+            patch_meta=patch_meta_for(spec.group, spec.kind, spec.version),
         )
         agv.install(APIResource(handlers, list(spec.verbs or ALL_VERBS), sub_verbs))
     server.install_api_group_version(agv)
