@@ -16,6 +16,7 @@ import copy
 
 from kubetwist.apis.apps import defaults, validation
 from kubetwist.apis.apps.defaults import DAEMONSET_TEMPLATE_GENERATION_ANNOTATION
+from kubetwist.apis.core import pod_warnings
 from kubetwist.registry.rest import Strategy
 
 __all__ = ["STRATEGIES", "replica_set_field_attrs", "status_wire_form"]
@@ -132,12 +133,12 @@ def _table(name: str):
 
 
 def _pair(kind: str, resource: str, default, validate, validate_update, validate_status,
-          table: str, field_attrs=None) -> dict[str, Strategy]:
+          table: str, field_attrs=None, warnings=None) -> dict[str, Strategy]:
     main = Strategy(
         kind=kind, group="apps", namespaced=True, default=default,
         prepare_for_create=_make_create(kind), prepare_for_update=_make_update(kind),
         validate=validate, validate_update=validate_update,
-        field_attrs=field_attrs, table=_table(table),
+        field_attrs=field_attrs, table=_table(table), warnings=warnings,
     )
     status = Strategy(
         kind=kind, group="apps", namespaced=True, default=default,
@@ -155,17 +156,20 @@ def _revision_create(obj: dict) -> None:
 STRATEGIES: dict[str, Strategy] = {}
 STRATEGIES.update(_pair("Deployment", "deployments", defaults.default_deployment,
                         validation.validate_deployment, validation.validate_deployment_update,
-                        validation.validate_deployment_status_update, "DEPLOYMENT_TABLE"))
+                        validation.validate_deployment_status_update, "DEPLOYMENT_TABLE",
+                        warnings=pod_warnings.deployment_warnings))
 STRATEGIES.update(_pair("ReplicaSet", "replicasets", defaults.default_replica_set,
                         validation.validate_replica_set, validation.validate_replica_set_update,
                         validation.validate_replica_set_status_update, "REPLICASET_TABLE",
-                        replica_set_field_attrs))
+                        replica_set_field_attrs, pod_warnings.replica_set_warnings))
 STRATEGIES.update(_pair("StatefulSet", "statefulsets", defaults.default_stateful_set,
                         validation.validate_stateful_set, validation.validate_stateful_set_update,
-                        validation.validate_stateful_set_status_update, "STATEFULSET_TABLE"))
+                        validation.validate_stateful_set_status_update, "STATEFULSET_TABLE",
+                        warnings=pod_warnings.stateful_set_warnings))
 STRATEGIES.update(_pair("DaemonSet", "daemonsets", defaults.default_daemon_set,
                         validation.validate_daemon_set, validation.validate_daemon_set_update,
-                        validation.validate_daemon_set_status_update, "DAEMONSET_TABLE"))
+                        validation.validate_daemon_set_status_update, "DAEMONSET_TABLE",
+                        warnings=pod_warnings.daemon_set_warnings))
 STRATEGIES["controllerrevisions"] = Strategy(
     kind="ControllerRevision", group="apps", namespaced=True,
     default=defaults.default_controller_revision,

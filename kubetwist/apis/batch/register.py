@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kubetwist.apis.batch import cronjobs, jobs
 from kubetwist.apis.batch.printers import CRONJOB_TABLE, JOB_TABLE
+from kubetwist.apis.core import pod_warnings
 from kubetwist.registry.rest import ResourceSpec, Strategy
 
 __all__ = ["GROUP", "RESOURCES", "STRATEGIES", "VERSION"]
@@ -35,7 +36,8 @@ STRATEGIES: dict[str, Strategy] = {
     "jobs/status": Strategy(**_JOB, prepare_for_update=jobs.prepare_job_status_for_update,
                             validate_update=jobs.validate_job_status_update),
     "cronjobs": Strategy(**_CRON, prepare_for_update=cronjobs.prepare_cron_job_for_update,
-                         validate_update=cronjobs.validate_cron_job_update),
+                         validate_update=cronjobs.validate_cron_job_update,
+                         warnings=pod_warnings.cron_job_warnings),
     "cronjobs/status": Strategy(**_CRON,
                                 prepare_for_update=cronjobs.prepare_cron_job_status_for_update,
                                 validate_update=cronjobs.validate_cron_job_status_update),

@@ -19,7 +19,14 @@ import copy
 import posixpath
 from typing import Any
 
-from kubetwist.apimachinery.field import FieldError, Path, forbidden, invalid, not_supported, required
+from kubetwist.apimachinery.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
     validate_immutable_field,
@@ -28,6 +35,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta_update,
 )
 from kubetwist.apis.core.pod_quantity import QuantityError, parse_quantity
+from kubetwist.apis.core.pod_warnings import pvc_warnings
 from kubetwist.apis.core.podspec_defaults import (
     _default_pvc_spec,
     default_resource_list,
@@ -537,6 +545,7 @@ PERSISTENTVOLUMECLAIM_STRATEGY = Strategy(
     validate_update=validate_persistent_volume_claim_update,
     field_attrs=name_field_attrs,
     table=PERSISTENTVOLUMECLAIM_TABLE,
+    warnings=pvc_warnings,
 )
 
 PERSISTENTVOLUMECLAIM_STATUS_STRATEGY = Strategy(

@@ -13,6 +13,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
+from kubetwist.apis.core import pod_warnings
 from kubetwist.apis.core.podspec_defaults import default_pod_template_spec
 from kubetwist.apis.core.podspec_validation import validate_pod_template_spec
 from kubetwist.apis.core.printers import PODTEMPLATE_TABLE
@@ -82,4 +83,5 @@ PODTEMPLATE_STRATEGY = Strategy(
     validate=validate_pod_template,
     validate_update=validate_pod_template_update,
     table=PODTEMPLATE_TABLE,
+    warnings=lambda obj: pod_warnings.pod_template_warnings(Path("template"), obj.get("template")),
 )

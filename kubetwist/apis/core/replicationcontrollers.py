@@ -13,13 +13,21 @@ from __future__ import annotations
 
 import copy
 
-from kubetwist.apimachinery.field import FieldError, Path, forbidden, invalid, not_supported, required
+from kubetwist.apimachinery.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
     validate_nonnegative,
     validate_object_meta,
     validate_object_meta_update,
 )
+from kubetwist.apis.core import pod_warnings
 from kubetwist.apis.core.podspec_defaults import default_pod_template_spec
 from kubetwist.apis.core.podspec_validation import (
     GoValueError,
@@ -216,6 +224,7 @@ REPLICATIONCONTROLLER_STRATEGY = Strategy(
     field_attrs=rc_field_attrs,
     table=REPLICATIONCONTROLLER_TABLE,
     scale_selector=rc_scale_selector,
+    warnings=pod_warnings.replication_controller_warnings,
 )
 
 REPLICATIONCONTROLLER_STATUS_STRATEGY = Strategy(

@@ -16,6 +16,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta_update,
 )
 from kubetwist.apis.core.pod_quantity import canonical_quantity
+from kubetwist.apis.core.pod_warnings import runtime_class_warnings
 from kubetwist.apis.core.podspec_validation import (
     validate_resource_requirements,
     validate_tolerations,
@@ -90,4 +91,5 @@ RUNTIME_CLASS_STRATEGY = Strategy(
     validate=validate_runtime_class,
     validate_update=validate_runtime_class_update,
     table=RUNTIME_CLASS_TABLE,
+    warnings=runtime_class_warnings,
 )
