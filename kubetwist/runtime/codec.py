@@ -201,3 +201,33 @@ def decode_body(body: bytes, content_type: str) -> Any:
         return orjson.loads(body)
     except orjson.JSONDecodeError as e:
         raise JSONSyntaxError(go_json_error(body, e)) from None
+
+
+def strict_body_errors(body: bytes, content_type: str, type_name: str) -> list[str]:
+    """
+    The strict decoding errors of a create/update body of a built-in kind (upstream's strict
+    JSON/YAML serializer): for YAML, first C{sigs.k8s.io/yaml}'s duplicate-key error, then the
+    unknown fields of the JSON it converts the document to (keys sorted); for JSON, the unknown
+    and duplicate fields in document order.  See L{kubetwist.runtime.strict}.
+
+    @param type_name: the kind's full type name (C{io.k8s.api.core.v1.Pod}).
+    @return: error texts (C{unknown field "spec.foo"}); empty when the body cannot be parsed
+        (the ordinary decoder reports that).
+    """
+    from kubetwist.runtime import strict
+
+    if content_type in (YAML, "application/x-yaml", "text/yaml", APPLY_PATCH_YAML):
+        errs: list[str] = []
+        dup = strict.yaml_strict_error(body, _Loader)
+        if dup:
+            errs.append(dup)
+        try:
+            doc = yaml.load(body, Loader=_Loader)
+        except yaml.YAMLError:
+            return errs
+        return errs + strict.strict_errors(doc, type_name, sort_keys=True)
+    try:
+        doc = strict.parse_json_pairs(body)
+    except ValueError:
+        return []
+    return strict.strict_errors(doc, type_name)

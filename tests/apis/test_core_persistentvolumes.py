@@ -87,10 +87,14 @@ class PersistentVolumeTests(SynchronousTestCase):
         self.assertEqual(errs, "spec: Required value: must specify a volume type")
 
     def test_unknown_fields(self) -> None:
-        """A pod-volume field in a PV storageos source is unknown, and dropped."""
+        """A pod-volume field in a PV storageos source is unknown to the PV type table, and
+        dropped."""
+        from kubetwist.runtime import strict
+
         obj = _pv(storageos={"volumeName": "v", "secretName": "s"})
-        self.assertEqual(STRATEGIES["persistentvolumes"].unknown_fields(obj),
-                         ["spec.storageos.secretName"])
+        self.assertEqual(strict.strict_errors(obj, "io.k8s.api.core.v1.PersistentVolume",
+                                              prune=True),
+                         ['unknown field "spec.storageos.secretName"'])
         self.assertEqual(obj["spec"]["storageos"], {"volumeName": "v"})
 
 

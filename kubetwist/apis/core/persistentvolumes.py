@@ -53,7 +53,6 @@ __all__ = [
     "PVC_PROTECTION_FINALIZER",
     "default_persistent_volume",
     "default_persistent_volume_claim",
-    "pv_unknown_fields",
     "validate_persistent_volume",
     "validate_persistent_volume_claim",
     "validate_persistent_volume_claim_update",
@@ -468,44 +467,6 @@ def prepare_pvc_status_for_update(new: dict, old: dict) -> None:
     new["spec"] = copy.deepcopy(old.get("spec") or {})
 
 
-#: Fields of C{PersistentVolumeSpec} (besides the sources) and of the sources whose
-#: persistent-volume form differs from the pod-volume form in ways clients trip over.
-_PV_SPEC_FIELDS = frozenset({
-    "capacity", "accessModes", "claimRef", "persistentVolumeReclaimPolicy", "storageClassName",
-    "mountOptions", "volumeMode", "nodeAffinity", "volumeAttributesClassName", *PV_SOURCES,
-})
-_PV_SOURCE_FIELDS = {
-    "storageos": frozenset({"volumeName", "volumeNamespace", "fsType", "readOnly", "secretRef"}),
-}
-_TOP_FIELDS = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
-
-
-def pv_unknown_fields(pv: dict) -> list[str]:
-    """
-    The unknown fields of a decoded PersistentVolume at the top level, in C{spec} and in the
-    sources listed in C{_PV_SOURCE_FIELDS} (upstream's strict decoding reports them all);
-    they are removed from C{pv}, as Go's decoder drops them.
-
-    @return: dotted paths, sorted (C{["spec.storageos.secretName"]}).
-    """
-    found: list[str] = []
-    for key in [k for k in pv if k not in _TOP_FIELDS]:
-        found.append(key)
-        del pv[key]
-    spec = pv.get("spec")
-    if isinstance(spec, dict):
-        for key in [k for k in spec if k not in _PV_SPEC_FIELDS]:
-            found.append(f"spec.{key}")
-            del spec[key]
-        for source, allowed in _PV_SOURCE_FIELDS.items():
-            src = spec.get(source)
-            if isinstance(src, dict):
-                for key in [k for k in src if k not in allowed]:
-                    found.append(f"spec.{source}.{key}")
-                    del src[key]
-    return sorted(found)
-
-
 def name_field_attrs(obj: dict) -> dict[str, str]:
     """Upstream's legacy C{name} field label of PVs and PVCs (kept for compatibility)."""
     return {"name": (obj.get("metadata") or {}).get("name", "")}
@@ -521,7 +482,6 @@ PERSISTENTVOLUME_STRATEGY = Strategy(
     validate_update=validate_persistent_volume_update,
     field_attrs=name_field_attrs,
     table=PERSISTENTVOLUME_TABLE,
-    unknown_fields=pv_unknown_fields,
 )
 
 PERSISTENTVOLUME_STATUS_STRATEGY = Strategy(

@@ -5,10 +5,6 @@ Field tables of C{k8s.io/api/storage/v1} as of Kubernetes v1.32
 
 Data only; the row format is described in L{kubetwist.runtime.types}.
 
-Two fields name core/v1 types that L{kubetwist.runtime.types.core_v1} does not define yet and
-are left out until it does: C{StorageClass.allowedTopologies} (8, C{[]core.TopologySelectorTerm},
-atomic) and C{VolumeAttachmentSource.inlineVolumeSpec} (2, C{*core.PersistentVolumeSpec}); a
-protobuf body carrying them decodes without them (JSON bodies are unaffected).
 """
 
 PACKAGE = "io.k8s.api.storage.v1"
@@ -88,6 +84,7 @@ TYPES = {
         ("mountOptions", 5, "[]string", "o", {"list_type": "atomic"}),
         ("allowVolumeExpansion", 6, "*bool", "o"),
         ("volumeBindingMode", 7, "*string", "o"),
+        ("allowedTopologies", 8, "[]core.TopologySelectorTerm", "o", {"list_type": "atomic"}),
     ),
     "StorageClassList": (
         ("metadata", 1, "meta.ListMeta", "o"),
@@ -108,6 +105,7 @@ TYPES = {
     ),
     "VolumeAttachmentSource": (
         ("persistentVolumeName", 1, "*string", "o"),
+        ("inlineVolumeSpec", 2, "*core.PersistentVolumeSpec", "o"),
     ),
     "VolumeAttachmentSpec": (
         ("attacher", 1, "string", ""),
@@ -123,7 +121,6 @@ TYPES = {
     "VolumeError": (
         ("time", 1, "Time", "o"),
         ("message", 2, "string", "o"),
-        ("errorCode", 3, "*int32", "o"),
     ),
     "VolumeNodeResources": (
         ("count", 1, "*int32", "o"),
