@@ -405,7 +405,9 @@ class CustomResourceScaleREST:
                     "spec.replicas", replicas, "must be greater than or equal to 0")])
             new = copy.deepcopy(current)
             _set_nested(new, self.scale["specReplicasPath"], replicas)
-            return new
+            # managedFields: an Update entry with subresource "scale"
+            return handlers.field_manager("scale").update(current, new,
+                                                          handlers.manager_name(request))
 
         obj, _ = await self.store.update(namespace, name, transform, admission, dry)
         write_object(request, 200, self.to_scale(obj), out.media)
@@ -493,6 +495,12 @@ class CustomResourceHandlers(ResourceHandlers):
             if w not in warnings:
                 warnings.append(w)
 
+    def field_manager_schema(self) -> Any:
+        """The structured-merge schema from this version's structural schema."""
+        from kubetwist.apimachinery.fieldmanager import typed as fmtyped
+
+        return fmtyped.for_structural(self.cr.schema)
+
     def decode_object(self, request: Any, body: bytes) -> dict:
         obj = super().decode_object(request, body)
         kind, version = self.spec.kind, self.spec.version
@@ -503,7 +511,7 @@ class CustomResourceHandlers(ResourceHandlers):
     def patch_applier(self, ctype: str, body: bytes, store: Store, request: Any = None):
         if ctype not in CR_PATCH_TYPES:
             raise unsupported_patch_type()
-        inner = super().patch_applier(ctype, body, store)
+        inner = super().patch_applier(ctype, body, store, request)
 
         def apply(current: dict) -> dict:
             out = inner(current)

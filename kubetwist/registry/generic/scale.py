@@ -80,6 +80,10 @@ class ScaleREST:
                     "spec.replicas", replicas, "must be greater than or equal to 0")])
             new = copy.deepcopy(current)
             new.setdefault("spec", {})["replicas"] = replicas
+            recorder = getattr(handlers, "field_manager", None)
+            if recorder is not None:
+                # managedFields: an Update entry with subresource "scale" (upstream ScaleHandler)
+                new = recorder("scale").update(current, new, handlers.manager_name(request))
             return new
 
         obj, _ = await self.store.update(namespace, name, transform, admission, dry)
