@@ -64,7 +64,8 @@ class NamespaceController:
                 lst = await store.list(name, ListOptions())
                 for item in lst["items"]:
                     try:
-                        await store.delete(name, item["metadata"]["name"])
+                        await store.delete(name, item["metadata"]["name"], {
+                            "gracePeriodSeconds": 0, "propagationPolicy": "Background"})
                     except errors.StatusError as e:
                         if e.code != 404:
                             raise

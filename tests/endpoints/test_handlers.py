@@ -196,7 +196,14 @@ class DeleteTests(KubeTestCase):
             "DELETE", "/api/v1/namespaces/default/configmaps/a",
             {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "nope"}})
         self.assertEqual((code, st["reason"]), (409, "Conflict"))
-        self.assertIn("Precondition failed: UID in precondition: nope", st["message"])
+        # upstream rest.BeforeDelete: the kind stands where the resource would
+        uid = self.request("GET", "/api/v1/namespaces/default/configmaps/a")[1]["metadata"]["uid"]
+        self.assertEqual(
+            st["message"],
+            f'Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition '
+            f'(nope) does not match the UID in record ({uid}). The object might have been '
+            f'deleted and then recreated')
+        self.assertEqual(st["details"], {"name": "a", "kind": "ConfigMap"})
 
     def test_delete_namespace_terminates_and_cleans_up(self):
         """A namespace goes Terminating, its content is deleted, then it disappears."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from kubetwist.apimachinery import selectors
+from kubetwist.registry.deletion import validate_delete_options
 from kubetwist.registry.generic.store import ListOptions
 from kubetwist.registry.rest import Strategy
 from kubetwist.runtime import errors
@@ -157,21 +158,34 @@ def _validate_list_options(query: dict[str, list[str]], rv: str, rv_match: str, 
 
 
 def delete_options(query: dict[str, list[str]], body: Optional[dict]) -> dict:
-    """Merge a C{DeleteOptions} body with the query parameters that upstream also accepts."""
-    opts: dict[str, Any] = dict(body or {})
-    grace = int_param(query, "gracePeriodSeconds")
-    if grace is not None:
-        opts["gracePeriodSeconds"] = grace
-    pp = first(query, "propagationPolicy")
-    if pp:
-        opts["propagationPolicy"] = pp
-    policy = opts.get("propagationPolicy")
-    if policy is not None and policy not in ("Orphan", "Background", "Foreground"):
-        raise errors.make_status(
-            422, "Invalid",
-            f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
-            f'"{policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
-        )
+    """
+    The request's C{DeleteOptions} (upstream C{handlers/delete.go}): the body when there is
+    one, else the query parameters C{gracePeriodSeconds}, C{propagationPolicy},
+    C{orphanDependents} and C{dryRun}; validated as upstream's handler does.
+
+    @return: a C{DeleteOptions} dict (see L{kubetwist.registry.deletion}).
+    @raise StatusError: 400 BadRequest for a malformed number or boolean; 422 Invalid
+        (C{DeleteOptions.meta.k8s.io "" is invalid: ...}) for a bad policy, C{orphanDependents}
+        with C{propagationPolicy}, a bad C{dryRun}.
+    """
+    if body is not None:
+        opts: dict[str, Any] = dict(body)
+        opts.pop("kind", None)
+        opts.pop("apiVersion", None)
+    else:
+        opts = {}
+        grace = int_param(query, "gracePeriodSeconds")
+        if grace is not None:
+            opts["gracePeriodSeconds"] = grace
+        pp = first(query, "propagationPolicy")
+        if pp:
+            opts["propagationPolicy"] = pp
+        orphan = bool_param(query, "orphanDependents")
+        if orphan is not None:
+            opts["orphanDependents"] = orphan
+        if query.get("dryRun"):
+            opts["dryRun"] = list(query["dryRun"])
+    validate_delete_options(opts)
     return opts
 
 

@@ -21,6 +21,7 @@ from twisted.internet.defer import Deferred
 
 from kubetwist.apimachinery import field as fielderr
 from kubetwist.apimachinery.meta import generate_name, new_uid, now_rfc3339
+from kubetwist.registry import deletion
 from kubetwist.registry.rest import ResourceSpec, Strategy
 from kubetwist.runtime import errors
 from kubetwist.storage import interfaces as st
@@ -137,6 +138,11 @@ class Store:
         self.on_marked_for_deletion: list[Callable[[dict], Any]] = []
         #: extra change made when marking for deletion (namespaces: status.phase Terminating)
         self.mark_deleting: Optional[Callable[[dict], None]] = None
+        #: upstream C{DefaultGarbageCollectionPolicy} (C{""}: none, i.e. background)
+        self.gc_policy: str = deletion.default_gc_policy(spec.group, spec.version, spec.resource)
+        #: upstream C{CheckGracefulDelete}, for resources deleted gracefully (pods)
+        self.check_graceful_delete: Optional[deletion.GracefulDeleteCheck] = \
+            deletion.graceful_delete_check(spec.group, spec.resource)
 
     # --- keys ---------------------------------------------------------------------------------
     def key(self, namespace: str, name: str) -> str:
@@ -434,8 +440,10 @@ class Store:
             for hook in self.after_create:
                 await _maybe_await(hook(out))
         meta = out.get("metadata", {})
-        if meta.get("deletionTimestamp") and not self.has_pending_finalizers(out):
-            # the last finalizer is gone: finish the deletion (upstream deleteWithoutFinalizers)
+        if meta.get("deletionTimestamp") and not meta.get("deletionGracePeriodSeconds") \
+                and not self.has_pending_finalizers(out):
+            # the last finalizer is gone and no graceful deletion is pending: finish the
+            # deletion (upstream ShouldDeleteDuringUpdate, deleteWithoutFinalizers)
             try:
                 out = await self.storage.delete(
                     key, st.Preconditions(resource_version=meta.get("resourceVersion"))
@@ -491,64 +499,116 @@ class Store:
         dry_run: bool = False,
     ) -> tuple[dict, bool]:
         """
-        Delete one object (upstream C{Store.Delete}).
+        Delete one object (upstream C{Store.Delete}, C{updateForGracefulDeletionAndFinalizers}).
+
+        The object is removed at once unless it must stay: a graceful deletion (pods bound to a
+        node: C{deletionTimestamp = now + grace}, C{deletionGracePeriodSeconds = grace}), or
+        finalizers, including the C{orphan} / C{foregroundDeletion} ones this delete adds for
+        the garbage collector (C{propagationPolicy}, deprecated C{orphanDependents}, else the
+        resource's default policy): then C{deletionTimestamp = now},
+        C{deletionGracePeriodSeconds = 0}, and the kept object is the answer.
 
         @param options: a C{DeleteOptions} dict (C{preconditions}, C{gracePeriodSeconds},
-            C{propagationPolicy}).
-        @return: Deferred of C{(answer, deleted_now)}: the answer is the object when it is kept
-            (finalizers pending: it gets C{deletionTimestamp}) or when this resource returns
-            deleted objects, else a C{Status} of success naming it.
+            C{propagationPolicy}, C{orphanDependents}, C{dryRun}); L{None} (internal callers)
+            means C{gracePeriodSeconds: 0}, as upstream.  Not mutated.
+        @return: Deferred of C{(answer, deleted_now)}: the object when it is kept, else (and
+            when a graceful deletion is already pending with a grace no shorter) the object
+            when this resource returns deleted objects, else a C{Status} of success naming it
+            (C{details.kind} is the resource, as upstream).
+        @raise StatusError: 404 NotFound; 409 Conflict (preconditions: upstream's messages);
+            422 Invalid DeleteOptions; admission's errors.
         """
-        options = options or {}
+        if self.strategy.veto_delete is not None:
+            self.strategy.veto_delete(namespace, name)
+        options = copy.deepcopy(options) if options is not None else {"gracePeriodSeconds": 0}
+        dry_run = dry_run or deletion.is_dry_run(options)
         key = self.key(namespace, name)
         pre = options.get("preconditions") or {}
         preconditions = st.Preconditions(uid=pre.get("uid"), resource_version=pre.get("resourceVersion"))
         current = await self._get_or_none(key)
         if current is None:
             raise errors.new_not_found(self.spec.group, self.spec.resource, name)
-        try:
-            preconditions.check(key, current)
-        except st.StorageError as e:
-            raise interpret_storage_error(e, self.spec, name) from None
+        first = self._before_delete(copy.deepcopy(current), options)
+        if first.pending:
+            return self._finalize_delete(current), False
         await admission.validate("DELETE", current, current)
-        meta = current.get("metadata", {})
-        if self.has_pending_finalizers(current):
-            # finalizers pending: mark for deletion, keep the object (one CAS update)
-            if meta.get("deletionTimestamp"):
-                return self._typed(current), False
+        pending_finalizers = self.has_pending_finalizers(current)
+        finalizers_change, _ = deletion.gc_finalizers(self.gc_policy, current, options)
+        ignore_not_found = False
+        last_existing: Optional[dict] = None
+        if first.graceful or pending_finalizers or finalizers_change:
+            state: dict[str, Any] = {"pending_finalizers": False, "last_graceful": 0}
 
             async def mark(cur: Optional[dict]) -> dict:
                 if cur is None:
                     raise st.KeyNotFoundError(key)
                 preconditions.check(key, cur)
+                step = self._before_delete(cur, options)
+                if step.pending:
+                    raise _AlreadyDeleting()
+                changed, fins = deletion.gc_finalizers(self.gc_policy, cur, options)
                 cm = cur.setdefault("metadata", {})
-                if not cm.get("deletionTimestamp"):
-                    cm["deletionTimestamp"] = now_rfc3339(self.clock)
-                    cm["deletionGracePeriodSeconds"] = 0
-                if self.mark_deleting is not None:
-                    self.mark_deleting(cur)
+                if changed:
+                    if fins:
+                        cm["finalizers"] = fins
+                    else:
+                        cm.pop("finalizers", None)
+                state["pending_finalizers"] = self.has_pending_finalizers(cur)
+                if not step.graceful:
+                    if not state["pending_finalizers"]:
+                        raise _DeleteNow()
+                    deletion.mark_as_deleting(cur, self.clock.seconds())
+                    if self.mark_deleting is not None:
+                        self.mark_deleting(cur)
+                    return cur
+                state["last_graceful"] = options.get("gracePeriodSeconds") or 0
+                state["last_existing"] = copy.deepcopy(cur)
                 return cur
 
-            if dry_run:
-                return self._typed(await mark(copy.deepcopy(current))), False
             try:
-                out = await self.storage.guaranteed_update(key, mark)
+                if dry_run:
+                    out = await mark(copy.deepcopy(current))
+                else:
+                    out = await self.storage.guaranteed_update(key, mark)
+            except _AlreadyDeleting:
+                return self._finalize_delete(current), False
+            except _DeleteNow:
+                pass
             except Exception as e:
                 raise interpret_storage_error(e, self.spec, name) from None
-            for hook in self.on_marked_for_deletion:
-                await _maybe_await(hook(out))
-            if self.has_pending_finalizers(out):
-                return self._typed(out), False
-            current = out
+            else:
+                last_existing = state.get("last_existing")
+                if state["pending_finalizers"] or state["last_graceful"] > 0:
+                    if not dry_run and out.get("metadata", {}).get("resourceVersion") != \
+                            current.get("metadata", {}).get("resourceVersion"):
+                        for hook in self.on_marked_for_deletion:
+                            await _maybe_await(hook(out))
+                    return self._typed(out), False
+                # graceful with a zero grace: stored marked, now removed (races tolerated)
+                ignore_not_found = True
+                if preconditions.resource_version is not None:
+                    preconditions = st.Preconditions(
+                        uid=preconditions.uid,
+                        resource_version=out.get("metadata", {}).get("resourceVersion"))
+                if dry_run:
+                    return self._typed(out), True
         if dry_run:
             return self._finalize_delete(current), True
         try:
             out = await self.storage.delete(key, preconditions)
+        except st.KeyNotFoundError:
+            if ignore_not_found and last_existing is not None:
+                return self._finalize_delete(last_existing), True
+            raise errors.new_not_found(self.spec.group, self.spec.resource, name) from None
         except Exception as e:
             raise interpret_storage_error(e, self.spec, name) from None
         for hook in self.after_delete:
             await _maybe_await(hook(out))
         return self._finalize_delete(out), True
+
+    def _before_delete(self, obj: dict, options: dict) -> deletion.BeforeDelete:
+        return deletion.before_delete(obj, options, self.clock.seconds(), self.spec.group,
+                                      self.spec.kind, self.check_graceful_delete)
 
     def _finalize_delete(self, obj: dict) -> dict:
         if self.return_deleted_object:
@@ -569,26 +629,37 @@ class Store:
         admission: Admission = NO_ADMISSION,
         dry_run: bool = False,
     ) -> dict:
-        """Delete every selected object one by one (upstream C{DeleteCollection}); fire with the
-        C{<Kind>List} of what was deleted or marked."""
+        """
+        Delete every selected object one by one (upstream C{DeleteCollection}), each with
+        L{delete} and the same options (objects gone meanwhile are skipped).
+
+        @return: Deferred of the C{<Kind>List} listed before deleting (as upstream: the items
+            as they were, whether removed, marked or already gone).
+        @raise StatusError: 422 Invalid DeleteOptions; the first failing delete's error.
+        """
+        deletion.validate_delete_options(delete_options or {})
         listed = await self.list(namespace, ListOptions(
             predicate=list_options.predicate,
             resource_version=list_options.resource_version,
         ))
-        deleted = []
         for item in listed["items"]:
             meta = item.get("metadata", {})
             try:
-                out, _ = await self.delete(
+                await self.delete(
                     meta.get("namespace", ""), meta["name"], delete_options, admission, dry_run
                 )
             except errors.StatusError as e:
-                if e.code == 404:
-                    continue
-                raise
-            deleted.append({k: v for k, v in item.items()})
-        listed["items"] = deleted
+                if e.code != 404:
+                    raise
         return listed
+
+
+class _AlreadyDeleting(Exception):
+    """A graceful deletion with a grace no longer than the requested one is pending."""
+
+
+class _DeleteNow(Exception):
+    """Nothing keeps the object: remove it now."""
 
 
 def omit_empty_meta(obj: dict) -> None:

@@ -1,0 +1,174 @@
+"""
+Tests for L{kubetwist.controlplane.garbagecollector}: Orphan, Foreground and Background
+deletions finished over the whole server chain on a fake clock, and the DELETE answers.
+"""
+
+from __future__ import annotations
+
+from twisted.application.service import IService
+from zope.interface.verify import verifyObject
+
+from tests.support import KubeTestCase
+
+DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
+RSS = "/apis/apps/v1/namespaces/default/replicasets"
+CMS = "/api/v1/namespaces/default/configmaps"
+
+LABELS = {"app": "x"}
+TEMPLATE = {"metadata": {"labels": LABELS},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+
+
+class GarbageCollectorTests(KubeTestCase):
+    """Owner/dependent chains: Deployment -> ReplicaSet -> ConfigMap (any kind may depend)."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        code, dep, _ = self.request("POST", DEPLOYS, {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": 0, "selector": {"matchLabels": LABELS}, "template": TEMPLATE}})
+        self.assertEqual(code, 201)
+        self.dep_uid = dep["metadata"]["uid"]
+        code, rs, _ = self.request("POST", RSS, {
+            "apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": "d-1", "ownerReferences": [self.ref("apps/v1", "Deployment",
+                                                                      "d", self.dep_uid)]},
+            "spec": {"replicas": 0, "selector": {"matchLabels": LABELS}, "template": TEMPLATE}})
+        self.assertEqual(code, 201)
+        self.rs_uid = rs["metadata"]["uid"]
+        code, _, _ = self.request("POST", CMS, {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "leaf", "ownerReferences": [
+                self.ref("apps/v1", "ReplicaSet", "d-1", self.rs_uid)]}})
+        self.assertEqual(code, 201)
+        self.order: list[str] = []
+        for key in (("apps", "deployments"), ("apps", "replicasets"), ("", "configmaps")):
+            self.kube.stores[key].after_delete.append(
+                lambda obj, r=key[1]: self.order.append(f"{r}/{obj['metadata']['name']}"))
+
+    @staticmethod
+    def ref(api_version, kind, name, uid, block=True):
+        return {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid,
+                "controller": True, "blockOwnerDeletion": block}
+
+    def code_of(self, path):
+        return self.request("GET", path)[0]
+
+    def test_is_a_running_service(self):
+        """Both collectors are services started by the post-start hooks."""
+        for svc in (self.kube.garbage_collector, self.kube.pod_gc):
+            self.assertTrue(verifyObject(IService, svc))
+            self.assertTrue(svc.running)
+
+    def test_orphan(self):
+        """DELETE with propagationPolicy Orphan answers 200 with the Deployment carrying the
+        orphan finalizer; the collector then strips the ReplicaSet's ownerReference and the
+        Deployment goes."""
+        code, obj, _ = self.request("DELETE", f"{DEPLOYS}/d", {
+            "kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Orphan"})
+        self.assertEqual((code, obj["kind"], obj["metadata"]["finalizers"]),
+                         (200, "Deployment", ["orphan"]))
+        self.clock.advance(0)
+        self.assertEqual(self.code_of(f"{DEPLOYS}/d"), 404)
+        code, rs, _ = self.request("GET", f"{RSS}/d-1")
+        self.assertEqual((code, rs["metadata"].get("ownerReferences")), (200, None))
+        self.assertEqual(self.code_of(f"{CMS}/leaf"), 200)
+        self.assertEqual(self.order, ["deployments/d"])
+
+    def test_foreground(self):
+        """?propagationPolicy=Foreground keeps the Deployment (foregroundDeletion) until the
+        ReplicaSet, itself deleted in the foreground after its own dependent, is gone."""
+        code, obj, _ = self.request("DELETE", f"{DEPLOYS}/d?propagationPolicy=Foreground")
+        self.assertEqual((code, obj["metadata"]["finalizers"]), (200, ["foregroundDeletion"]))
+        self.assertEqual(self.code_of(f"{DEPLOYS}/d"), 200)
+        self.clock.advance(0)
+        self.assertEqual(self.order, ["configmaps/leaf", "replicasets/d-1", "deployments/d"])
+        self.assertEqual(self.code_of(f"{DEPLOYS}/d"), 404)
+
+    def test_background(self):
+        """A default delete removes the Deployment at once; its dependents follow."""
+        code, obj, _ = self.request("DELETE", f"{DEPLOYS}/d")
+        self.assertEqual((code, obj["status"], obj["details"]),
+                         (200, "Success", {"name": "d", "group": "apps", "kind": "deployments",
+                                           "uid": self.dep_uid}))
+        self.clock.advance(0)
+        self.assertEqual(self.order, ["deployments/d", "replicasets/d-1", "configmaps/leaf"])
+
+    def test_dangling_reference_removed_when_another_owner_remains(self):
+        """A dependent with one owner left loses only the reference to the missing owner."""
+        code, other, _ = self.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap",
+                                                    "metadata": {"name": "owner"}})
+        refs = [self.ref("v1", "ConfigMap", "owner", other["metadata"]["uid"], block=False),
+                self.ref("v1", "ConfigMap", "gone", "0000-gone", block=False)]
+        refs[1]["controller"] = False
+        self.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap",
+                                   "metadata": {"name": "two", "ownerReferences": refs}})
+        self.clock.advance(5)
+        code, obj, _ = self.request("GET", f"{CMS}/two")
+        self.assertEqual((code, [r["name"] for r in obj["metadata"]["ownerReferences"]]),
+                         (200, ["owner"]))
+
+    def test_unknown_owner_kind_left_alone(self):
+        """A reference to a kind no store serves is not treated as dangling."""
+        self.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "odd", "ownerReferences": [
+                self.ref("example.com/v1", "Widget", "w", "0000-w")]}})
+        self.clock.advance(5)
+        self.assertEqual(self.code_of(f"{CMS}/odd"), 200)
+
+    def test_second_delete_switches_orphan_to_foreground(self):
+        """Before the collector runs, a Foreground delete replaces the orphan finalizer."""
+        self.request("DELETE", f"{DEPLOYS}/d?propagationPolicy=Orphan")
+        code, obj, _ = self.request("DELETE", f"{DEPLOYS}/d?propagationPolicy=Foreground")
+        self.assertEqual((code, obj["metadata"]["finalizers"]), (200, ["foregroundDeletion"]))
+        self.clock.advance(0)
+        self.assertEqual(self.order, ["configmaps/leaf", "replicasets/d-1", "deployments/d"])
+
+
+class DeleteOptionsHTTPTests(KubeTestCase):
+    """DeleteOptions as the handler decodes them."""
+
+    def cm(self, name="a"):
+        return self.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap",
+                                          "metadata": {"name": name}})[1]
+
+    def test_conflicting_options(self):
+        """orphanDependents with propagationPolicy is 422 Invalid DeleteOptions.meta.k8s.io."""
+        self.cm()
+        code, st, _ = self.request("DELETE", f"{CMS}/a", {
+            "orphanDependents": False, "propagationPolicy": "Background"})
+        self.assertEqual(code, 422)
+        self.assertEqual(st["message"],
+                         'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid '
+                         'value: "Background": orphanDependents and deletionPropagation cannot '
+                         'be both set')
+        self.assertEqual((st["details"]["kind"], st["details"]["group"]),
+                         ("DeleteOptions", "meta.k8s.io"))
+
+    def test_body_wins_over_query(self):
+        """With a body, the query's propagationPolicy is ignored (upstream decodes one)."""
+        self.cm()
+        code, obj, _ = self.request("DELETE", f"{CMS}/a?propagationPolicy=Orphan",
+                                    {"propagationPolicy": "Foreground"})
+        self.assertEqual((code, obj["metadata"]["finalizers"]), (200, ["foregroundDeletion"]))
+
+    def test_orphan_dependents_false_kept_is_202(self):
+        """A kept object deleted with orphanDependents=false is answered 202 Accepted."""
+        self.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap",
+                                   "metadata": {"name": "f", "finalizers": ["x.io/y"]}})
+        code, obj, _ = self.request("DELETE", f"{CMS}/f?orphanDependents=false")
+        self.assertEqual((code, obj["metadata"]["finalizers"]), (202, ["x.io/y"]))
+
+    def test_dry_run_in_body(self):
+        """dryRun in the DeleteOptions body deletes nothing."""
+        self.cm()
+        code, obj, _ = self.request("DELETE", f"{CMS}/a", {"dryRun": ["All"]})
+        self.assertEqual((code, obj["status"]), (200, "Success"))
+        self.assertEqual(self.request("GET", f"{CMS}/a")[0], 200)
+
+    def test_collection_with_policy(self):
+        """DELETE of a collection with ?propagationPolicy=Orphan marks each item."""
+        self.cm("a")
+        code, lst, _ = self.request("DELETE", f"{CMS}?propagationPolicy=Orphan"
+                                              f"&fieldSelector=metadata.name%3Da")
+        self.assertEqual((code, [i["metadata"]["name"] for i in lst["items"]]), (200, ["a"]))
