@@ -51,11 +51,12 @@ class EventTests(SynchronousTestCase):
         )
 
     def test_new_style_requirements(self) -> None:
-        """With eventTime, reportingComponent, reportingInstance, action and reason are required."""
+        """With eventTime, reportingComponent (reported as upstream's internal
+        reportingController), reportingInstance, action and reason are required."""
         errs = EVENT_STRATEGY.validate(
             self.event(eventTime="2024-01-01T00:00:00.000000Z", involvedObject={"namespace": "ns"})
         )
-        self.assertEqual(messages(errs)[0], "reportingComponent: Required value")
+        self.assertEqual(messages(errs)[0], "reportingController: Required value")
         self.assertEqual(
             messages(errs)[-3:],
             [

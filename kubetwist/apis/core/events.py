@@ -50,8 +50,8 @@ def _blen(value: str) -> int:
 
 def validate_event(event: dict) -> list[FieldError]:
     """
-    Upstream C{legacyValidateEvent} for a core/v1 request (C{reportingComponent} names the
-    controller field):
+    Upstream C{legacyValidateEvent} for a core/v1 request (error paths are the internal type's:
+    C{reportingComponent} is reported as C{reportingController}):
 
       - without C{eventTime}: C{involvedObject.namespace} must match the event's namespace
         (an empty one allows the event in C{""} or C{default});
@@ -75,9 +75,10 @@ def validate_event(event: dict) -> list[FieldError]:
         if not involved_ns and namespace not in ("default", "kube-system"):
             errs.append(invalid(ns_path, involved_ns, "does not match event.namespace"))
         controller = event.get("reportingComponent") or ""
+        # upstream validates the internal type: its field is ReportingController
         if not controller:
-            errs.append(required(Path("reportingComponent")))
-        errs.extend(validate_qualified_name(controller, Path("reportingComponent")))
+            errs.append(required(Path("reportingController")))
+        errs.extend(validate_qualified_name(controller, Path("reportingController")))
         instance = event.get("reportingInstance") or ""
         if not instance:
             errs.append(required(Path("reportingInstance")))
