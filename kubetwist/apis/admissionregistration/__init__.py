@@ -1,0 +1,2 @@
+"""admissionregistration.k8s.io: upstream C{pkg/apis/admissionregistration} and
+C{pkg/registry/admissionregistration}."""

@@ -1,0 +1,1 @@
+"""certificates.k8s.io: upstream C{pkg/apis/certificates} and C{pkg/registry/certificates}."""
