@@ -57,17 +57,34 @@ SUBRESOURCE_VERBS = {
     "approval": ["get", "patch", "update"],
 }
 
-#: Subresources whose kind is not the parent's: C{sub -> (group, version, kind)}.
+#: Subresources whose kind is not the parent's: C{sub} or C{resource/sub} -> C{(group, version,
+#: kind)}; group and version only where upstream's storage names them
+#: (C{GroupVersionKindProvider}: scale, eviction, token), else empty.
 SUBRESOURCE_KINDS = {
     "scale": ("autoscaling", "v1", "Scale"),
-    "binding": ("", "v1", "Binding"),
+    "binding": ("", "", "Binding"),
     "eviction": ("policy", "v1", "Eviction"),
     "token": ("authentication.k8s.io", "v1", "TokenRequest"),
-    "log": ("", "v1", "Pod"),
-    "exec": ("", "v1", "PodExecOptions"),
-    "attach": ("", "v1", "PodAttachOptions"),
-    "portforward": ("", "v1", "PodPortForwardOptions"),
+    "log": ("", "", "Pod"),
+    "exec": ("", "", "PodExecOptions"),
+    "attach": ("", "", "PodAttachOptions"),
+    "portforward": ("", "", "PodPortForwardOptions"),
+    "pods/proxy": ("", "", "PodProxyOptions"),
+    "nodes/proxy": ("", "", "NodeProxyOptions"),
+    "services/proxy": ("", "", "ServiceProxyOptions"),
 }
+
+
+def subresource_kind(resource: str, sub: str, kind: str) -> tuple[str, str, str]:
+    """The C{(group, version, kind)} of C{resource/sub}; the parent's C{kind} by default."""
+    return SUBRESOURCE_KINDS.get(f"{resource}/{sub}") or SUBRESOURCE_KINDS.get(sub) or (
+        "", "", kind)
+
+
+#: The C{storage_version} of a resource that has none (upstream: its storage is no
+#: C{StorageVersionProvider}, e.g. C{componentstatuses}): discovery shows no
+#: C{storageVersionHash}.
+NO_STORAGE_VERSION = ("", "")
 
 
 def storage_version_hash(group: str, version: str, kind: str) -> str:
@@ -107,7 +124,7 @@ def api_resource_list(group_version: str, resources: Iterable[DiscoveredResource
             entry["shortNames"] = list(s.short_names)
         if s.categories:
             entry["categories"] = list(s.categories)
-        if r.verbs:
+        if r.verbs and r.storage_version != NO_STORAGE_VERSION:
             sg, sv = r.storage_version or (s.group, s.version)
             entry["storageVersionHash"] = storage_version_hash(sg, sv, s.kind)
         out.append(entry)
@@ -117,14 +134,12 @@ def api_resource_list(group_version: str, resources: Iterable[DiscoveredResource
                 "singularName": "",
                 "namespaced": s.namespaced,
             }
-            if sub in SUBRESOURCE_KINDS:
-                g, v, k = SUBRESOURCE_KINDS[sub]
-                if g:
-                    sub_entry["group"] = g
+            g, v, k = subresource_kind(s.resource, sub, s.kind)
+            if g:
+                sub_entry["group"] = g
+            if v:
                 sub_entry["version"] = v
-                sub_entry["kind"] = k
-            else:
-                sub_entry["kind"] = s.kind
+            sub_entry["kind"] = k
             sub_entry["verbs"] = sorted(verbs)
             out.append(sub_entry)
     out.sort(key=lambda e: e["name"])
@@ -191,7 +206,7 @@ def _discovery_resource(r: DiscoveredResource) -> dict:
         entry["categories"] = list(s.categories)
     subs = []
     for sub, verbs in sorted(r.subresources.items()):
-        g, v, k = SUBRESOURCE_KINDS.get(sub, ("", "", s.kind))
+        g, v, k = subresource_kind(s.resource, sub, s.kind)
         subs.append({
             "subresource": sub,
             "responseKind": {"group": g, "version": v, "kind": k},

@@ -79,6 +79,8 @@ def to_table(
         or C{Object} (the full object).
     """
     conv = convertor or DEFAULT_TABLE
+    if conv.order is not None:
+        objects = conv.order(objects)
     rows = []
     for obj in objects:
         row: dict[str, Any] = {"cells": conv.row(obj)}

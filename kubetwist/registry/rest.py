@@ -68,10 +68,13 @@ class TableConvertor:
         C{{"name": "Ready", "type": "string", "format": "", "description": "...",
         "priority": 0}}; priority 1 columns appear only in C{kubectl get -o wide}.
     @ivar row: C{obj -> list} of cells, one per column (strings, ints; ages as C{"5m"} strings).
+    @ivar order: C{items -> items}: the row order of a list, when the printer sorts it
+        (upstream C{printFlowSchemaList}); L{None} keeps the storage order.
     """
 
     columns: list[dict]
     row: Callable[[dict], list]
+    order: Optional[Callable[[list[dict]], list[dict]]] = None
 
 
 def _no_errors(*args: Any) -> list[FieldError]:
@@ -116,6 +119,9 @@ class Strategy:
     @ivar unknown_fields: C{obj -> list[str]}: drop the fields of a decoded body the kind does
         not have and return their dotted paths (C{spec.storageos.secretName}), for
         C{fieldValidation}; L{None} when the kind does not check.
+    @ivar veto_delete: C{(namespace, name) -> None}: a veto run first in a delete of one
+        object, before the object is read (upstream registries that wrap C{Store.Delete}, e.g.
+        PriorityClasses); raises a C{StatusError}.
     """
 
     kind: str
@@ -134,6 +140,7 @@ class Strategy:
     allow_unconditional_update: bool = True
     scale_selector: Optional[Callable[[dict], str]] = None
     unknown_fields: Optional[Callable[[dict], list[str]]] = None
+    veto_delete: Optional[Callable[[str, str], None]] = None
 
     def attrs(self, obj: dict) -> dict[str, str]:
         """Field-selector attributes of C{obj}; the two metadata fields are always there."""

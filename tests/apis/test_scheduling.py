@@ -78,3 +78,54 @@ class BootstrapTests(KubeTestCase):
         self.assertEqual(code, 403)
         self.assertEqual(body["message"], 'pods "q" is forbidden: no PriorityClass with name '
                                           "missing was found")
+
+
+class ProtectionTests(KubeTestCase):
+    def pc(self, name: str, value: int, global_default: bool = False) -> dict:
+        return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": name}, "value": value, "globalDefault": global_default}
+
+    def test_system_classes_not_deletable(self) -> None:
+        """Deleting a system class is 403 Forbidden, before any lookup; others delete."""
+        code, body, _ = self.request("DELETE", PCS + "/system-node-critical")
+        self.assertEqual(code, 403)
+        self.assertEqual((body["reason"], body["message"], body["details"]), (
+            "Forbidden",
+            ('priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a '
+            "system priority class and cannot be deleted"),
+            {"name": "system-node-critical", "group": "scheduling.k8s.io",
+             "kind": "priorityclasses"}))
+        code, body, _ = self.request("GET", PCS + "/system-node-critical")
+        self.assertEqual(code, 200)
+        self.assertEqual(self.request("POST", PCS, self.pc("low", 5))[0], 201)
+        self.assertEqual(self.request("DELETE", PCS + "/low")[0], 200)
+
+    def test_one_global_default(self) -> None:
+        """A second globalDefault class is refused on create and on update; the default
+        itself may be updated."""
+        self.assertEqual(self.request("POST", PCS, self.pc("first", 10, True))[0], 201)
+        code, body, _ = self.request("POST", PCS, self.pc("second", 20, True))
+        self.assertEqual((code, body["reason"], body["message"]), (
+            403, "Forbidden",
+            ('priorityclasses.scheduling.k8s.io "second" is forbidden: PriorityClass first is '
+            "marked as default. Only one default can exist")))
+        code, other, _ = self.request("POST", PCS, self.pc("other", 30))
+        self.assertEqual(code, 201)
+        other["globalDefault"] = True
+        code, body, _ = self.request("PUT", PCS + "/other", other)
+        self.assertEqual((code, body["message"]), (
+            403, ('priorityclasses.scheduling.k8s.io "other" is forbidden: PriorityClass first '
+                 "is marked as default. Only one default can exist")))
+        code, first, _ = self.request("GET", PCS + "/first")
+        first["description"] = "still the default"
+        code, body, _ = self.request("PUT", PCS + "/first", first)
+        self.assertEqual((code, body["description"]), (200, "still the default"))
+
+
+class VetoTests(SynchronousTestCase):
+    def test_veto(self) -> None:
+        """The strategy's delete veto names only the two system classes."""
+        from kubetwist.runtime.errors import StatusError
+
+        self.assertRaises(StatusError, S.veto_delete, "", "system-cluster-critical")
+        self.assertIsNone(S.veto_delete("", "system-other"))

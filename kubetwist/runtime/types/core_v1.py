@@ -42,6 +42,8 @@ KINDS = (
     "LimitRangeList",
     "ResourceQuota",
     "ResourceQuotaList",
+    "ComponentStatus",
+    "ComponentStatusList",
 )
 
 TYPES = {
@@ -111,6 +113,25 @@ TYPES = {
         ("labelSelector", 3, "*meta.LabelSelector", "o"),
         ("optional", 5, "*bool", "o"),
         ("path", 4, "string", ""),
+    ),
+    "ComponentCondition": (
+        ("type", 1, "string", ""),
+        ("status", 2, "string", ""),
+        ("message", 3, "string", "o"),
+        ("error", 4, "string", "o"),
+    ),
+    "ComponentStatus": (
+        ("metadata", 1, "meta.ObjectMeta", "o"),
+        ("conditions", 2, "[]ComponentCondition", "o", {
+            "patch_strategy": "merge",
+            "patch_merge_key": "type",
+            "list_type": "map",
+            "list_map_keys": ("type",),
+        }),
+    ),
+    "ComponentStatusList": (
+        ("metadata", 1, "meta.ListMeta", "o"),
+        ("items", 2, "[]ComponentStatus", ""),
     ),
     "ConfigMap": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
