@@ -9,7 +9,9 @@ L{AuthenticationError} (credentials of its kind are present but invalid).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from twisted.web.iweb import IRequest
 from zope.interface import Interface
@@ -64,3 +66,28 @@ class ITokenAuthenticator(Interface):
         @return: the user, or C{None} for an unknown token.
         @raise AuthenticationError: the token is recognised but invalid (e.g. expired).
         """
+
+
+#: The audiences the authentication in progress is for (upstream C{authenticator.WithAudiences}
+#: on the request context); C{None}: the server's own (C{--api-audiences}).
+_REQUESTED_AUDIENCES: ContextVar = ContextVar("kubetwist_requested_audiences", default=None)
+
+
+@contextmanager
+def with_audiences(audiences: Sequence[str]) -> Iterator[None]:
+    """
+    Authenticate for C{audiences} inside the block (upstream C{authenticator.WithAudiences}):
+    audience-aware token authenticators (service-account JWTs) check a token's C{aud} against
+    these instead of the implicit API audiences.  Authentication is synchronous, so the
+    setting cannot leak into another request.
+    """
+    token = _REQUESTED_AUDIENCES.set(list(audiences))
+    try:
+        yield
+    finally:
+        _REQUESTED_AUDIENCES.reset(token)
+
+
+def audiences_from() -> list[str] | None:
+    """Upstream C{authenticator.AudiencesFrom}: the audiences set by L{with_audiences}."""
+    return _REQUESTED_AUDIENCES.get()

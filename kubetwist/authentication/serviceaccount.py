@@ -20,7 +20,11 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from zope.interface import implementer
 
-from kubetwist.authentication.authenticator import AuthenticationError, ITokenAuthenticator
+from kubetwist.authentication.authenticator import (
+    AuthenticationError,
+    ITokenAuthenticator,
+    audiences_from,
+)
 from kubetwist.authentication.user import CREDENTIAL_ID_KEY, UserInfo
 from kubetwist.server.serviceaccount_keys import key_id
 
@@ -157,6 +161,31 @@ def _b64decode(part: str) -> bytes:
     return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
 
 
+def unverified_audiences(token: str) -> list[str] | None:
+    """
+    The C{aud} claim of a JWT before any signature check (C{[]} when absent), or C{None} when
+    C{token} is not a JWT; for answering which audiences an authenticated token is good for.
+    """
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        payload = json.loads(_b64decode(parts[1]))
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(payload, dict):
+        return None
+    aud = payload.get("aud")
+    if isinstance(aud, str):
+        return [aud]
+    return [a for a in aud if isinstance(a, str)] if isinstance(aud, list) else []
+
+
+def unverified_issuer(token: str) -> str | None:
+    """The C{iss} claim of a JWT before any signature check, or C{None}."""
+    return _unverified_issuer(token)
+
+
 def _unverified_issuer(token: str) -> str | None:
     """Upstream C{hasCorrectIssuer}'s parse: the payload's C{iss} before any signature check."""
     parts = token.split(".")
@@ -242,11 +271,13 @@ class ServiceAccountTokenAuthenticator:
         token_auds = [aud] if isinstance(aud, str) else list(aud or [])
         if not token_auds:
             token_auds = list(self.implicit_audiences)
-        common = [a for a in token_auds if a in self.implicit_audiences]
+        requested = audiences_from()
+        target = list(self.implicit_audiences) if requested is None else requested
+        common = [a for a in target if a in token_auds]
         if not common and self.implicit_audiences:
             raise AuthenticationError(
                 f"token audiences {_go_quoted(token_auds)} is invalid for the target audiences "
-                f"{_go_quoted(self.implicit_audiences)}")
+                f"{_go_quoted(target)}")
         return self._validate(payload)
 
     def _validate(self, payload: dict) -> UserInfo:
@@ -383,5 +414,5 @@ def install_openid_routes(server: Any, issuer: str, jwks_uri: Callable[[], str],
 __all__ = [
     "DEFAULT_ISSUER", "ServiceAccountTokenAuthenticator", "TokenGenerator", "claims",
     "install_openid_routes", "jwk", "jwks", "make_group_names", "make_username",
-    "openid_configuration", "signing_algorithm",
+    "openid_configuration", "signing_algorithm", "unverified_audiences", "unverified_issuer",
 ]

@@ -20,10 +20,19 @@ class AlwaysAllow:
     def authorize(self, user: Any, info: Any) -> tuple[str, str]:
         return ALLOW, ""
 
+    def rules_for(self, user: Any, namespace: str) -> tuple[list, list, bool, str]:
+        """Upstream C{alwaysAllowAuthorizer.RulesFor}: everything, on every path."""
+        return ([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                [{"verbs": ["*"], "nonResourceURLs": ["*"]}], False, "")
+
 
 class AlwaysDeny:
     def authorize(self, user: Any, info: Any) -> tuple[str, str]:
         return NO_OPINION, "Everything is forbidden."
+
+    def rules_for(self, user: Any, namespace: str) -> tuple[list, list, bool, str]:
+        """Upstream C{alwaysDenyAuthorizer.RulesFor}: no rules, complete."""
+        return [], [], False, ""
 
 
 class PrivilegedGroups:
@@ -50,6 +59,31 @@ class UnionAuthorizer:
             if reason:
                 reasons.append(reason)
         return NO_OPINION, ", ".join(reasons)
+
+    def rules_for(self, user: Any, namespace: str) -> tuple[list, list, bool, str]:
+        """
+        Upstream C{rules.NewRuleResolvers}' union, over the members that resolve rules
+        (a C{rules_for(user, namespace)} method; the privileged-group authorizer has none, as
+        upstream): C{(resource_rules, non_resource_rules, incomplete, evaluation_error)}, the
+        rules concatenated, incomplete if any member is, errors joined as an aggregate
+        (C{[e1, e2]} for more than one).
+        """
+        resource: list = []
+        non_resource: list = []
+        incomplete = False
+        errs: list[str] = []
+        for a in self.authorizers:
+            resolve = getattr(a, "rules_for", None)
+            if resolve is None:
+                continue
+            rr, nr, inc, err = resolve(user, namespace)
+            resource += rr
+            non_resource += nr
+            incomplete = incomplete or inc
+            if err and err not in errs:
+                errs.append(err)
+        error = errs[0] if len(errs) == 1 else ("[" + ", ".join(errs) + "]" if errs else "")
+        return resource, non_resource, incomplete, error
 
 
 def from_modes(modes: list[str]) -> UnionAuthorizer:

@@ -328,6 +328,7 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
                          extra_namespaced_stores=apiextensions.namespaced_stores,
                          service_account_tokens=service_account_tokens)
     _share_admission(apiextensions.server, kube.admission)
+    _install_review_groups(kube.server, clock, authenticator, authorizer, service_account_tokens)
     aggregator = Aggregator(storage, clock, kube.server, kube.admission)
     # custom resources installed later use the same admission; their group-versions get
     # APIServices (upstream crdregistration)
@@ -354,6 +355,21 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
         request_timeout=request_timeout,
     )
     return Assembled(front, kube, aggregator, apiextensions, chain)
+
+
+def _install_review_groups(server: Any, clock: Any, authenticator: Any, authorizer: Any,
+                           service_account_tokens: Any) -> None:
+    """The create-only review groups, which need the chain's authenticator and authorizer:
+    C{authentication.k8s.io/v1} (TokenReview, SelfSubjectReview) and C{authorization.k8s.io/v1}
+    (the access and rules reviews)."""
+    from kubetwist.apis.authentication import reviews as authn_reviews
+    from kubetwist.apis.authorization import reviews as authz_reviews
+
+    sa = service_account_tokens
+    authn_reviews.install(server, authenticator, clock,
+                          sa.api_audiences if sa is not None else (),
+                          sa.issuers if sa is not None else ())
+    authz_reviews.install(server, authorizer, clock)
 
 
 def storage_health_check(storage: Any, name: str) -> Any:
