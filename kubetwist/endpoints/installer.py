@@ -43,6 +43,9 @@ class APIResource:
     verbs: list[str] = field(default_factory=lambda: list(ALL_VERBS))
     subresources: dict[str, list[str]] = field(default_factory=dict)
     storage_version: Optional[tuple[str, str]] = None
+    #: False for a resource served by a REST object with no storage of its own (C{bindings}):
+    #: discovery then shows no C{storageVersionHash}, as upstream.
+    has_storage: bool = True
 
     @property
     def spec(self) -> ResourceSpec:
@@ -140,6 +143,13 @@ class APIGroupVersion:
         name = f"{spec.resource}:{'ns' if ns else 'cluster'}"
         self.app.route(f"{base}/<name>/{sub}", methods=methods, endpoint=f"{name}:{sub}")(
             endpoint)
+        if sub == "proxy":
+            # upstream also routes {name}/proxy/{path:*}; the path does not change the answer
+            def path_endpoint(request, path="", **kw):
+                return endpoint(request, **kw)
+
+            self.app.route(f"{base}/<name>/{sub}/<path:path>", methods=methods,
+                           endpoint=f"{name}:{sub}:path")(path_endpoint)
 
     def add_subresource(self, resource: str, subresource: str, verbs: list[str],
                         storage: object) -> None:
@@ -231,7 +241,36 @@ class APIGroupVersion:
         ]
 
     def api_resource_list(self) -> dict:
-        return api_resource_list(self.group_version, self.discovery(), legacy=not self.group)
+        doc = api_resource_list(self.group_version, self.discovery(), legacy=not self.group)
+        storageless = {name for name, r in self.resources.items() if not r.has_storage}
+        for entry in doc["resources"]:
+            if entry["name"] in storageless:
+                entry.pop("storageVersionHash", None)
+        return doc
+
+
+class RESTResourceHandlers:
+    """
+    The handlers of a resource served by a REST object instead of a L{Store} (upstream
+    C{LegacyBindingREST} for C{bindings}): only C{create}, delegated to the REST object's
+    C{create(request, handlers, namespace, name)} with no name.
+
+    @ivar spec: the resource's table row.
+    @ivar rest: the REST object.
+    """
+
+    def __init__(self, spec: ResourceSpec, rest: object, admission: object) -> None:
+        self.spec = spec
+        self.rest = rest
+        self.admission = admission
+        self.subresources: dict[str, object] = {}
+
+    def _admission(self, request, namespace: str, name: str, subresource: str, dry: bool):
+        return self.admission.for_request(
+            self.spec, subresource, namespace, name, getattr(request, "kube_user", None), dry)
+
+    async def create(self, request, namespace: str) -> None:
+        await self.rest.create(request, self, namespace, "")
 
 
 def status_subresource(store: Store, status_strategy) -> Store:

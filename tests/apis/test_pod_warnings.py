@@ -187,3 +187,13 @@ class WarningHeaderTests(KubeTestCase):
         self.assertEqual(response.headers.getRawHeaders("warning"), [
             '299 - "spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since '
             'v1.14; use \\"kubernetes.io/os\\" instead"'])
+
+    def test_pod_create_sends_warnings(self):
+        """Creating a pod with a deprecated volume plugin answers 201 with its warning."""
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+               "spec": {"containers": [{"name": "app", "image": "nginx"}],
+                        "volumes": [{"name": "g", "gitRepo": {"repository": "r"}}]}}
+        code, _, response = self.request("POST", "/api/v1/namespaces/default/pods", pod)
+        self.assertEqual(code, 201)
+        self.assertEqual(response.headers.getRawHeaders("warning"),
+                         ['299 - "spec.volumes[0].gitRepo: deprecated in v1.11"'])

@@ -17,7 +17,15 @@ import difflib
 import json
 from typing import Any
 
-from kubetwist.apimachinery.field import FieldError, Path, forbidden, invalid, required
+from kubetwist.apimachinery.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_found,
+    required,
+)
 from kubetwist.apimachinery.validation import (
     inclusive_range_error,
     name_is_dns_subdomain,
@@ -25,6 +33,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta_update,
 )
 from kubetwist.apis.core.pod_quantity import QuantityError, parse_quantity
+from kubetwist.apis.core.pod_warnings import pod_warnings
 from kubetwist.apis.core.podspec_defaults import (
     default_pod_spec,
     default_pod_template_spec,
@@ -54,6 +63,10 @@ __all__ = [
     "pod_field_attrs",
     "POD_STRATEGY",
     "POD_STATUS_STRATEGY",
+    "POD_EPHEMERALCONTAINERS_STRATEGY",
+    "validate_ephemeral_containers",
+    "validate_pod_ephemeral_containers_update",
+    "prepare_pod_ephemeral_containers_for_update",
 ]
 
 _MAX_INT32 = 2**31 - 1
@@ -336,6 +349,145 @@ def validate_pod_status_update(new: dict, old: dict) -> list[FieldError]:
     return errs
 
 
+
+# --------------------------------------------------------------------------------------------
+# ephemeral containers (the pods/ephemeralcontainers subresource)
+
+#: Upstream C{allowedEphemeralContainerFields}: the C{EphemeralContainerCommon} fields in Go
+#: struct order, with whether an ephemeral container may set them.
+_EPHEMERAL_FIELDS = (
+    ("name", True), ("image", True), ("command", True), ("args", True),
+    ("workingDir", True), ("ports", False), ("envFrom", True), ("env", True),
+    ("resources", False), ("resizePolicy", False), ("restartPolicy", False),
+    ("volumeMounts", True), ("volumeDevices", True), ("livenessProbe", False),
+    ("readinessProbe", False), ("startupProbe", False), ("lifecycle", False),
+    ("terminationMessagePath", True), ("terminationMessagePolicy", True),
+    ("imagePullPolicy", True), ("securityContext", True), ("stdin", True),
+    ("stdinOnce", True), ("tty", True),
+)
+_EPHEMERAL_FORBIDDEN = "cannot be set for an Ephemeral Container"
+_MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+
+
+def _is_zero(value: Any) -> bool:
+    """Whether a decoded field equals its Go zero value (a struct with only empty fields)."""
+    if value is None or value is False or value == 0 or value == "":
+        return True
+    if isinstance(value, dict):
+        return all(v is None for v in value.values())
+    return False
+
+
+def validate_ephemeral_containers(spec: dict, path: Path) -> list[FieldError]:
+    """
+    Upstream C{validateEphemeralContainers} (C{pkg/apis/core/validation}): each container's
+    common rules, a name unique across all containers (C{Duplicate}), a
+    C{targetContainerName} naming an init or regular container (C{NotFound}), only the
+    allowed fields (C{Forbidden} C{cannot be set for an Ephemeral Container} at e.g.
+    C{spec.ephemeralContainers[0].ports}), and no C{subPath}/C{subPathExpr} mounts.
+
+    @param spec: a defaulted v1 C{PodSpec} dict.
+    @param path: C{spec.ephemeralContainers}.
+    """
+    from kubetwist.apis.core.podspec_validation import _validate_container_common
+    from kubetwist.apis.core.podspec_volume_validation import validate_volumes
+
+    ephemeral = spec.get("ephemeralContainers") or []
+    if not ephemeral:
+        return []
+    others: set[str] = set()
+    for key in ("containers", "initContainers"):
+        others.update((c or {}).get("name") or "" for c in spec.get(key) or [])
+    names = set(others)
+    volumes, _ = validate_volumes(spec.get("volumes"), None, Path("spec", "volumes"))
+    errs: list[FieldError] = []
+    for i, ec in enumerate(ephemeral):
+        ec = ec if isinstance(ec, dict) else {}
+        ip = path.index(i)
+        errs.extend(_validate_container_common(ec, volumes, ip))
+        image = ec.get("image") or ""
+        if len(image) != len(image.strip()):
+            errs.append(invalid(ip.child("image"), image,
+                                "must not have leading or trailing whitespace"))
+        name = ec.get("name") or ""
+        if name in names:
+            errs.append(duplicate(ip.child("name"), name))
+        else:
+            names.add(name)
+        target = ec.get("targetContainerName") or ""
+        if target and target not in others:
+            errs.append(not_found(ip.child("targetContainerName"), target))
+        for fname, allowed in _EPHEMERAL_FIELDS:
+            if not allowed and not _is_zero(ec.get(fname)):
+                errs.append(forbidden(ip.child(fname), _EPHEMERAL_FORBIDDEN))
+        for mi, vm in enumerate(ec.get("volumeMounts") or []):
+            for key in ("subPath", "subPathExpr"):
+                if (vm or {}).get(key):
+                    errs.append(forbidden(ip.child("volumeMounts").index(mi).child(key),
+                                          _EPHEMERAL_FORBIDDEN))
+    return errs
+
+
+def _ephemeral_diff(old: dict, new: dict) -> str:
+    a = json.dumps(old, indent=2, sort_keys=True).splitlines()
+    b = json.dumps(new, indent=2, sort_keys=True).splitlines()
+    lines = [ln for ln in difflib.unified_diff(a, b, lineterm="", n=1)][2:]
+    return "  core.EphemeralContainer{\n" + "\n".join("  " + ln for ln in lines) + "\n  }\n"
+
+
+def validate_pod_ephemeral_containers_update(new: dict, old: dict) -> list[FieldError]:
+    """
+    Upstream C{ValidatePodEphemeralContainersUpdate}: metadata update rules, the new pod's
+    metadata and spec (with its ephemeral containers), then: a static (mirror) pod refuses
+    ephemeral containers (C{Forbidden} at the root: C{static pods do not support ephemeral
+    containers}); an existing ephemeral container may be neither removed (C{Forbidden} at
+    C{spec.ephemeralContainers}: C{existing ephemeral containers "x" may not be removed}) nor
+    changed (C{... may not be changed} followed by a diff of the container).
+    """
+    mp = Path("metadata")
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, mp)
+    errs.extend(_validate_pod_metadata_and_spec(new))
+    sp = Path("spec", "ephemeralContainers")
+    errs.extend(validate_ephemeral_containers(new.get("spec") or {}, sp))
+    if _MIRROR_POD_ANNOTATION in ((old.get("metadata") or {}).get("annotations") or {}):
+        return [forbidden(Path(""), "static pods do not support ephemeral containers")]
+    current = {(c or {}).get("name"): c for c in (new.get("spec") or {}).get(
+        "ephemeralContainers") or []}
+    for oc in (old.get("spec") or {}).get("ephemeralContainers") or []:
+        name = (oc or {}).get("name") or ""
+        nc = current.get(name)
+        if nc is None:
+            errs.append(forbidden(sp, f'existing ephemeral containers "{name}" may not be '
+                                      f"removed\n"))
+        elif nc != oc:
+            errs.append(forbidden(sp, f'existing ephemeral containers "{name}" may not be '
+                                      f"changed\n{_ephemeral_diff(oc, nc)}"))
+    return errs
+
+
+def prepare_pod_ephemeral_containers_for_update(new: dict, old: dict) -> None:
+    """
+    Upstream C{podEphemeralContainersStrategy.PrepareForUpdate}
+    (C{dropNonEphemeralContainerUpdates}): the result is the old pod with only the name,
+    namespace, resourceVersion, uid and C{spec.ephemeralContainers} of the new one.
+    """
+    nmeta = new.get("metadata") or {}
+    ephemeral = (new.get("spec") or {}).get("ephemeralContainers")
+    result = copy.deepcopy(old)
+    meta = result.setdefault("metadata", {})
+    for key in ("name", "namespace", "resourceVersion", "uid"):
+        if nmeta.get(key):
+            meta[key] = nmeta[key]
+        else:
+            meta.pop(key, None)
+    spec = result.setdefault("spec", {})
+    if ephemeral:
+        spec["ephemeralContainers"] = ephemeral
+    else:
+        spec.pop("ephemeralContainers", None)
+    new.clear()
+    new.update(result)
+
 # --------------------------------------------------------------------------------------------
 # strategies
 
@@ -498,6 +650,7 @@ POD_STRATEGY = Strategy(
     validate_update=validate_pod_update,
     field_attrs=pod_field_attrs,
     table=_pod_table(),
+    warnings=pod_warnings,
 )
 
 POD_STATUS_STRATEGY = Strategy(
@@ -509,6 +662,19 @@ POD_STATUS_STRATEGY = Strategy(
     prepare_for_update=prepare_pod_status_for_update,
     validate=validate_pod,
     validate_update=validate_pod_status_update,
+    field_attrs=pod_field_attrs,
+    table=_pod_table(),
+)
+
+POD_EPHEMERALCONTAINERS_STRATEGY = Strategy(
+    kind="Pod",
+    group="",
+    namespaced=True,
+    default=default_pod,
+    prepare_for_create=prepare_pod_for_create,
+    prepare_for_update=prepare_pod_ephemeral_containers_for_update,
+    validate=validate_pod,
+    validate_update=validate_pod_ephemeral_containers_update,
     field_attrs=pod_field_attrs,
     table=_pod_table(),
 )
