@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from kubetwist.admission.chain import AdmissionChain
 from kubetwist.admission.plugins.namespacelifecycle import NamespaceLifecycle
+from kubetwist.apis.certificates.csr import CSRRequestor
 from kubetwist.controlplane.admission import PodMutations
 from kubetwist.controlplane.namespace import NamespaceController
 from kubetwist.registry.core.allocator import IPAllocator, PortAllocator
@@ -60,12 +61,16 @@ class ControlPlaneConfig:
 
 def core_group_infos() -> list[APIGroupInfo]:
     """The built-in group-versions kube-apiserver installs (those kubetwist has so far)."""
+    from kubetwist.apis.admissionregistration import register as admissionregistration
     from kubetwist.apis.apps import register as apps
     from kubetwist.apis.autoscaling import register as autoscaling
     from kubetwist.apis.batch import register as batch
+    from kubetwist.apis.certificates import register as certificates
     from kubetwist.apis.coordination import register as coordination
     from kubetwist.apis.core import register as core
     from kubetwist.apis.discovery import register as discovery
+    from kubetwist.apis.events import register as events
+    from kubetwist.apis.flowcontrol import register as flowcontrol
     from kubetwist.apis.networking import register as networking
     from kubetwist.apis.node import register as node
     from kubetwist.apis.policy import register as policy
@@ -88,11 +93,22 @@ def core_group_infos() -> list[APIGroupInfo]:
         APIGroupInfo(node.GROUP, node.VERSION, node.RESOURCES, node.STRATEGIES),
         APIGroupInfo(networking.GROUP, networking.VERSION, networking.RESOURCES,
                      networking.STRATEGIES, {"ingresses": "/registry/ingress"}),
+        # autoscaling/v1 first: the last installed version of a group is its preferred one
+        APIGroupInfo(autoscaling.GROUP, "v1", autoscaling.V1_RESOURCES,
+                     autoscaling.V1_STRATEGIES, converters=autoscaling.V1_CONVERTERS),
         APIGroupInfo(autoscaling.GROUP, autoscaling.VERSION, autoscaling.RESOURCES,
                      autoscaling.STRATEGIES),
+        APIGroupInfo(events.GROUP, events.VERSION, events.RESOURCES, events.STRATEGIES,
+                     {"events": "/registry/events"}, converters=events.CONVERTERS),
         APIGroupInfo(policy.GROUP, policy.VERSION, policy.RESOURCES, policy.STRATEGIES),
         APIGroupInfo(discovery.GROUP, discovery.VERSION, discovery.RESOURCES,
                      discovery.STRATEGIES),
+        APIGroupInfo(flowcontrol.GROUP, flowcontrol.VERSION, flowcontrol.RESOURCES,
+                     flowcontrol.STRATEGIES),
+        APIGroupInfo(certificates.GROUP, certificates.VERSION, certificates.RESOURCES,
+                     certificates.STRATEGIES),
+        APIGroupInfo(admissionregistration.GROUP, admissionregistration.VERSION,
+                     admissionregistration.RESOURCES, admissionregistration.STRATEGIES),
     ]
 
 
@@ -124,6 +140,12 @@ class KubeAPIServer:
                                        config.min_request_timeout)
             for resource, store in stores.items():
                 self.stores[(info.group, resource)] = store
+        from kubetwist.apis.core.componentstatuses import install_component_statuses
+        from kubetwist.apis.core.register import RESOURCES as core_resources
+
+        for spec in core_resources:
+            if spec.resource == "componentstatuses":
+                install_component_statuses(self.server, spec, storage, self.admission, clock)
         self.token_rest = None
         if service_account_tokens is not None:
             from kubetwist.registry.core.serviceaccount_token import (
@@ -142,6 +164,13 @@ class KubeAPIServer:
             PodMutations(serviceaccounts,
                          self.stores.get(("scheduling.k8s.io", "priorityclasses"))),
         ])
+        # last: hands the requesting user to the CSR strategy's PrepareForCreate
+        self.admission.plugins.append(CSRRequestor())
+        priorityclasses = self.stores.get(("scheduling.k8s.io", "priorityclasses"))
+        if priorityclasses is not None:
+            from kubetwist.apis.scheduling.priorityclasses import PriorityClassAdmission
+
+            self.admission.plugins.append(PriorityClassAdmission(priorityclasses))
         self.ips = IPAllocator(storage, config.service_cidr)
         self.ports = PortAllocator(storage, config.node_port_range)
         from kubetwist.apis.core.services import (
@@ -161,6 +190,24 @@ class KubeAPIServer:
                                         self.namespace_controller.resume)
         self.server.add_post_start_hook("scheduling/bootstrap-system-priority-classes",
                                         self.bootstrap_priority_classes)
+        from kubetwist.controlplane.garbagecollector import install_collectors
+
+        self.garbage_collector, self.pod_gc = install_collectors(
+            self.server, self.stores, self.extra_namespaced_stores, clock)
+        self.server.add_post_start_hook("priority-and-fairness-config-producer",
+                                        self.bootstrap_flowcontrol)
+        self.apf_status = None
+        flow_schemas = self.stores.get(("flowcontrol.apiserver.k8s.io", "flowschemas"))
+        if flow_schemas is not None:
+            from kubetwist.apis.flowcontrol.controller import FlowSchemaStatusController
+            from kubetwist.apis.flowcontrol.register import STRATEGIES as fc_strategies
+
+            self.apf_status = FlowSchemaStatusController(
+                flow_schemas, flow_schemas.for_subresource(fc_strategies["flowschemas/status"]),
+                self.stores[("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations")],
+                clock)
+            self.server.add_post_start_hook("priority-and-fairness-config-consumer",
+                                            self.apf_status.start)
 
     def namespaced_stores(self) -> list[Store]:
         """Every namespaced Store of the chain, events last (as upstream deletes them last)."""
@@ -185,6 +232,21 @@ class KubeAPIServer:
             except errors.StatusError as e:
                 if e.code != 409:
                     raise
+
+    async def bootstrap_flowcontrol(self) -> None:
+        """
+        Upstream C{ensureAPFBootstrapConfiguration} (post-start hook
+        C{priority-and-fairness-config-producer}): one pass of
+        L{kubetwist.apis.flowcontrol.ensurer.ensure} (retried by the hook on failure).
+        """
+        from kubetwist.apis.flowcontrol.ensurer import ensure
+
+        group = "flowcontrol.apiserver.k8s.io"
+        flow_schemas = self.stores.get((group, "flowschemas"))
+        priority_levels = self.stores.get((group, "prioritylevelconfigurations"))
+        if flow_schemas is None or priority_levels is None:
+            return
+        await ensure(flow_schemas, priority_levels)
 
     async def bootstrap(self) -> None:
         """System namespaces, then the C{kubernetes} Service and Endpoints in C{default}."""

@@ -391,6 +391,11 @@ def _decode_special(type_name: str, data: bytes | None) -> Any:
             if number == 1 and wire == 0:
                 ns = _signed(value, 64)
         return format_duration(ns)
+    if type_name == "ExtraValue":
+        items = [value.decode("utf-8", "replace")
+                 for number, wire, value in iter_fields(data or b"", "ExtraValue")
+                 if number == 1 and wire == 2]
+        return items or None
     if type_name in ("RawExtension", "FieldsV1"):
         raw = _raw_field(data or b"", type_name)
         if not raw:
@@ -690,6 +695,8 @@ def _encode_special(type_name: str, value: Any) -> bytes:
     if type_name == "Duration":
         ns = parse_duration(value) if isinstance(value, str) else int(value or 0)
         return _key(1, 0) + _varint(ns)
+    if type_name == "ExtraValue":
+        return b"".join(_delimited(1, str(item).encode("utf-8")) for item in value or ())
     if type_name in ("RawExtension", "FieldsV1"):
         if value is None:
             return b""

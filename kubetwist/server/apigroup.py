@@ -14,9 +14,15 @@ from typing import Any
 
 from kubetwist.endpoints.discovery import SUBRESOURCE_VERBS
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
-from kubetwist.endpoints.installer import ALL_VERBS, APIGroupVersion, APIResource
+from kubetwist.endpoints.installer import (
+    ALL_VERBS,
+    APIGroupVersion,
+    APIResource,
+    RESTResourceHandlers,
+)
 from kubetwist.registry.generic.scale import ScaleREST
 from kubetwist.registry.generic.store import Store
+from kubetwist.registry.generic.versioned import ConvertingStorage
 from kubetwist.registry.rest import ResourceSpec, Strategy
 
 
@@ -26,9 +32,17 @@ class APIGroupInfo:
     One group-version to install.
 
     @ivar resources: the resource table rows.
-    @ivar strategies: C{{"deployments": Strategy, "deployments/status": Strategy, ...}}.
+    @ivar strategies: C{{"deployments": Strategy, "deployments/status": Strategy, ...}}.  A
+        value may instead be a REST factory C{(parent Store or None, lookup) -> REST object}
+        (C{lookup(resource)} returns a Store of this group-version, at request time): a
+        subresource then is that object (the protocol of L{ScaleREST}: C{get}, C{update},
+        C{patch}, C{create}, C{delete}), a resource is served by it with no Store (only
+        C{create}, see L{RESTResourceHandlers}; upstream C{LegacyBindingREST}).
     @ivar key_roots: storage key roots differing from C{/registry/<resource>}.
     @ivar return_deleted: resources whose delete answers with the object.
+    @ivar converters: resources stored in another version (shared keys with the
+        storage version's group-version): C{{resource: VersionConverter}}, see
+        L{kubetwist.registry.generic.versioned}.
     """
 
     group: str
@@ -37,6 +51,7 @@ class APIGroupInfo:
     strategies: dict[str, Strategy]
     key_roots: dict[str, str] = field(default_factory=dict)
     return_deleted: set[str] = field(default_factory=set)
+    converters: dict[str, Any] = field(default_factory=dict)
 
 
 def patch_meta_for(group: str, kind: str, version: str | None = None) -> Any:
@@ -58,8 +73,15 @@ def install_api_group(server: Any, info: APIGroupInfo, storage: Any, clock: Any,
         strategy = info.strategies.get(spec.resource)
         if strategy is None:
             continue
+        if not isinstance(strategy, Strategy):
+            rest = strategy(None, stores.__getitem__)
+            agv.install(APIResource(RESTResourceHandlers(spec, rest, admission),
+                                    list(spec.verbs), {}, has_storage=False))
+            continue
+        converter = info.converters.get(spec.resource)
         store = Store(
-            spec, strategy, storage, clock,
+            spec, strategy,
+            storage if converter is None else ConvertingStorage(storage, converter), clock,
             key_root=info.key_roots.get(spec.resource),
             return_deleted_object=spec.resource in info.return_deleted,
         )
@@ -70,8 +92,10 @@ def install_api_group(server: Any, info: APIGroupInfo, storage: Any, clock: Any,
             sub_strategy = info.strategies.get(f"{spec.resource}/{sub}")
             if sub == "scale":
                 subs[sub] = ScaleREST(store)
-            elif sub_strategy is not None:
+            elif isinstance(sub_strategy, Strategy):
                 subs[sub] = store.for_subresource(sub_strategy)
+            elif sub_strategy is not None:
+                subs[sub] = sub_strategy(store, stores.__getitem__)
             else:
                 continue
             sub_verbs[sub] = SUBRESOURCE_VERBS.get(sub, ["get", "patch", "update"])

@@ -45,6 +45,9 @@ def _ref(name: str) -> dict:
 def _value_schema(type_name: str, pointer: bool, wanted: set[str]) -> dict:
     if type_name in _SCALARS:
         return dict(_SCALARS[type_name])
+    if type_name == "ExtraValue":
+        # a named []string: upstream's generator inlines it
+        return {"type": "array", "items": {"type": "string", "default": ""}}
     if type_name in _SPECIALS:
         component, _ = _SPECIALS[type_name]
         wanted.add(type_name)

@@ -23,7 +23,11 @@ from kubetwist.apis.core.persistentvolumes import (
     PERSISTENTVOLUMECLAIM_STATUS_STRATEGY,
     PERSISTENTVOLUMECLAIM_STRATEGY,
 )
-from kubetwist.apis.core.pods import POD_STATUS_STRATEGY, POD_STRATEGY
+from kubetwist.apis.core.pods import (
+    POD_EPHEMERALCONTAINERS_STRATEGY,
+    POD_STATUS_STRATEGY,
+    POD_STRATEGY,
+)
 from kubetwist.apis.core.podtemplates import PODTEMPLATE_STRATEGY
 from kubetwist.apis.core.replicationcontrollers import (
     REPLICATIONCONTROLLER_STATUS_STRATEGY,
@@ -36,6 +40,7 @@ from kubetwist.apis.core.resourcequotas import (
 from kubetwist.apis.core.secrets import SECRET_STRATEGY
 from kubetwist.apis.core.serviceaccounts import SERVICEACCOUNT_STRATEGY
 from kubetwist.apis.core.services import SERVICE_STATUS_STRATEGY, SERVICE_STRATEGY
+from kubetwist.registry.core.pod_connect import REST_FACTORIES
 from kubetwist.registry.rest import ResourceSpec, Strategy
 
 __all__ = ["GROUP", "RESOURCES", "STRATEGIES", "VERSION"]
@@ -49,6 +54,11 @@ def _r(resource: str, kind: str, singular: str, **kw) -> ResourceSpec:
 
 
 RESOURCES: list[ResourceSpec] = [
+    # served by kubetwist.apis.core.componentstatuses (no Store, no strategy entry)
+    _r("componentstatuses", "ComponentStatus", "componentstatus", namespaced=False,
+       short_names=["cs"], verbs=["get", "list"]),
+    # served by a REST object (upstream LegacyBindingREST), no Store
+    _r("bindings", "Binding", "binding", verbs=["create"]),
     _r("configmaps", "ConfigMap", "configmap", short_names=["cm"]),
     _r("endpoints", "Endpoints", "endpoints", short_names=["ep"]),
     _r("events", "Event", "event", short_names=["ev"]),
@@ -68,7 +78,7 @@ RESOURCES: list[ResourceSpec] = [
         "node",
         namespaced=False,
         short_names=["no"],
-        subresources=["status"],
+        subresources=["proxy", "status"],
     ),
     _r(
         "persistentvolumeclaims",
@@ -85,7 +95,15 @@ RESOURCES: list[ResourceSpec] = [
         short_names=["pv"],
         subresources=["status"],
     ),
-    _r("pods", "Pod", "pod", short_names=["po"], categories=["all"], subresources=["status"]),
+    _r(
+        "pods",
+        "Pod",
+        "pod",
+        short_names=["po"],
+        categories=["all"],
+        subresources=["attach", "binding", "ephemeralcontainers", "eviction", "exec", "log",
+                      "portforward", "proxy", "status"],
+    ),
     _r("podtemplates", "PodTemplate", "podtemplate"),
     _r(
         "replicationcontrollers",
@@ -110,7 +128,7 @@ RESOURCES: list[ResourceSpec] = [
         "service",
         short_names=["svc"],
         categories=["all"],
-        subresources=["status"],
+        subresources=["proxy", "status"],
     ),
 ]
 
@@ -130,6 +148,7 @@ STRATEGIES: dict[str, Strategy] = {
     "persistentvolumes/status": PERSISTENTVOLUME_STATUS_STRATEGY,
     "pods": POD_STRATEGY,
     "pods/status": POD_STATUS_STRATEGY,
+    "pods/ephemeralcontainers": POD_EPHEMERALCONTAINERS_STRATEGY,
     "podtemplates": PODTEMPLATE_STRATEGY,
     "replicationcontrollers": REPLICATIONCONTROLLER_STRATEGY,
     "replicationcontrollers/status": REPLICATIONCONTROLLER_STATUS_STRATEGY,
@@ -140,3 +159,6 @@ STRATEGIES: dict[str, Strategy] = {
     "services": SERVICE_STRATEGY,
     "services/status": SERVICE_STATUS_STRATEGY,
 }
+
+#: REST-object subresources (pods/binding, pods/eviction, pods/log, ...) and bindings
+STRATEGIES.update(REST_FACTORIES)

@@ -17,12 +17,15 @@ from typing import Any, Optional
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
+from kubetwist.apimachinery import fieldmanager as fmlib
 from kubetwist.apimachinery import patch as patchlib
+from kubetwist.apimachinery.fieldmanager import typed as fmtyped
 from kubetwist.endpoints import table as tablelib
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.responses import write_object
 from kubetwist.registry.generic.store import Store
-from kubetwist.runtime import codec, errors
+from kubetwist.runtime import codec, errors, strict
+from kubetwist.runtime import types as typetables
 from kubetwist.storage.interfaces import INITIAL_EVENTS_END_ANNOTATION, WatchEvent
 
 log = Logger()
@@ -137,30 +140,48 @@ class ResourceHandlers:
 
     def decode_object(self, request: Any, body: bytes) -> dict:
         """
-        L{_decode_object}, then the unknown fields the strategy can name
-        (C{Strategy.unknown_fields}) are dropped, refused (C{fieldValidation=Strict}: 400
-        C{strict decoding error: unknown field "spec.x"}) or warned about (C{Warn}).
+        L{_decode_object}, then strict decoding as upstream's C{create.go}/C{update.go} with
+        the request's C{fieldValidation}: the unknown fields of a built-in kind (found from its
+        type table, L{kubetwist.runtime.strict}) are always dropped, as Go's decoder drops them;
+        unknown and duplicate fields are refused under C{Strict} (400 BadRequest C{Pod in
+        version "v1" cannot be handled as a Pod: strict decoding error: unknown field
+        "spec.foo", duplicate field "metadata.name"}), become C{Warning}s under C{Warn} (the
+        default) and are ignored under C{Ignore}.  A kind without a type table falls back to
+        C{Strategy.unknown_fields}.
+
+        @raise StatusError: the above 400; 422 Invalid C{CreateOptions}/C{UpdateOptions} for
+            another C{fieldValidation} value.
         """
         obj = self._decode_object(request, body)
+        type_name = self.kind_type_name()
         finder = getattr(self.store.strategy, "unknown_fields", None)
-        if finder is None:
-            return obj
-        unknown = finder(obj)
-        if not unknown:
+        if type_name is None and finder is None:
             return obj
         from kubetwist.apiextensions.customresource import field_validation_mode
 
         mode = field_validation_mode(request)
-        if mode == "Strict":
-            text = ", ".join(f'unknown field "{p}"' for p in unknown)
-            kind, version = self.spec.kind, self.spec.version
+        if type_name is None:
+            errs = [f'unknown field "{p}"' for p in finder(obj)]
+        else:
+            ctype = codec.content_type_of(
+                (request.getHeader(b"content-type") or b"").decode("latin-1")) or codec.JSON
+            errs = []
+            if mode != "Ignore" and ctype != codec.PROTOBUF:
+                errs = codec.strict_body_errors(body, ctype, type_name)
+            strict.prune_unknown(obj, type_name)
+        if errs and mode == "Strict":
+            kind, version = obj.get("kind") or self.spec.kind, self.spec.version
             raise errors.new_bad_request(
-                f'{kind} in version "{version}" cannot be handled as a {kind}: '
-                f"strict decoding error: {text}")
-        if mode == "Warn":
-            request.kube_warnings = _warnings_so_far(request) + [
-                f'unknown field "{p}"' for p in unknown]
+                f'{kind} in version "{version}" cannot be handled as a {self.spec.kind}: '
+                f"{strict.strict_decoding_message(errs)}")
+        if errs and mode == "Warn":
+            _add_warnings(request, strict.warnings_of(errs))
         return obj
+
+    def kind_type_name(self) -> Optional[str]:
+        """The full type-table name of this resource's kind (C{io.k8s.api.core.v1.Pod}), or
+        C{None} (custom resources, kinds without a table)."""
+        return typetables.lookup_kind(self.spec.group, self.spec.version, self.spec.kind)
 
     def _decode_object(self, request: Any, body: bytes) -> dict:
         """
@@ -402,14 +423,56 @@ class ResourceHandlers:
         if not gone():
             request.finish()
 
+    # --- field management (server-side apply) -------------------------------------------------
+    def field_manager_schema(self) -> fmtyped.Node:
+        """The structured-merge schema of this resource's kind (a deduced schema for a kind
+        without a type table)."""
+        node = fmtyped.for_kind(self.spec.group, self.spec.version, self.spec.kind)
+        return node if node is not None else fmtyped.for_structural(None)
+
+    def field_manager(self, subresource: str = "") -> fmlib.FieldManager:
+        """
+        The L{fmlib.FieldManager} of this resource (or of its C{status}/C{scale} subresource),
+        built once: reset fields are C{status} on the main resource of a kind with a status
+        subresource and C{spec} on C{/status} (upstream strategies' C{GetResetFields}).
+        """
+        cache = self.__dict__.setdefault("_field_managers", {})
+        fm = cache.get(subresource)
+        if fm is None:
+            gv = f"{self.spec.group}/{self.spec.version}" if self.spec.group else self.spec.version
+            zero = fmtyped.zero_value(self.spec.group, self.spec.version, self.spec.kind) or {
+                "apiVersion": gv, "kind": self.spec.kind}
+            reset = None
+            if subresource == "status":
+                reset = fmlib.Set.of((("f", "spec"),))
+            elif not subresource and "status" in self.subresources:
+                reset = fmlib.Set.of((("f", "status"),))
+            fm = cache[subresource] = fmlib.FieldManager(
+                self.field_manager_schema(), gv, self.clock, subresource, reset, zero,
+                self.spec.kind)
+        return fm
+
+    @staticmethod
+    def manager_name(request: Any) -> str:
+        """The manager of a write: C{fieldManager}, else derived from the User-Agent
+        (upstream C{managerOrUserAgent})."""
+        agent = (request.getHeader(b"user-agent") or b"").decode("utf-8", "replace")
+        return fmlib.manager_or_user_agent(opts.first(_query(request), "fieldManager", ""),
+                                           agent)
+
     # --- CREATE --------------------------------------------------------------------------------
     async def create(self, request: Any, namespace: str) -> None:
         q = _query(request)
         out = negotiate(request)
         dry = opts.dry_run(q)
+        fmlib.validate_patch_options(opts.first(q, "fieldManager", ""), None, False,
+                                     "CreateOptions")
         obj = self.decode_object(request, read_body(request))
         self._default(self.store, obj)
         request.kube_warnings = _warnings_so_far(request) + list(self.store.strategy.warnings(obj))
+        if list(self.spec.verbs or ()) != ["create"]:
+            # create-only virtual resources (reviews, bindings) answer without managedFields
+            obj = self.field_manager().update(None, obj, self.manager_name(request))
         admission = self._admission(request, namespace, "", "", dry)
         created = await self.store.create(namespace, obj, admission, dry)
         self._respond(request, 201, created, out)
@@ -422,12 +485,15 @@ class ResourceHandlers:
         store = self.subresources[subresource] if subresource else self.store
         if not isinstance(store, Store):
             return await store.update(request, self, namespace, name, out, dry)
+        fmlib.validate_patch_options(opts.first(q, "fieldManager", ""), None, False,
+                                     "UpdateOptions")
         obj = self.decode_object(request, read_body(request))
         self._default(store, obj)
         request.kube_warnings = _warnings_so_far(request) + list(store.strategy.warnings(obj))
+        fm, manager = self.field_manager(subresource), self.manager_name(request)
 
         async def transform(current: Optional[dict]) -> dict:
-            return copy.deepcopy(obj)
+            return fm.update(current, copy.deepcopy(obj), manager)
 
         admission = self._admission(request, namespace, name, subresource, dry)
         result, created = await store.update(namespace, name, transform, admission, dry)
@@ -444,18 +510,24 @@ class ResourceHandlers:
         )
         if ctype not in codec.PATCH_TYPES:
             raise errors.new_unsupported_media_type(ctype)
+        is_apply = ctype == codec.APPLY_PATCH_YAML
+        fmlib.validate_patch_options(opts.first(q, "fieldManager", ""),
+                                     opts.bool_param(q, "force"), is_apply)
         body = read_body(request)
         if not isinstance(store, Store):
             return await store.patch(request, self, namespace, name, out, dry, ctype, body)
         apply_patch = self.patch_applier(ctype, body, store, request)
         admission = self._admission(request, namespace, name, subresource, dry)
+        fm, manager = self.field_manager(subresource), self.manager_name(request)
 
         async def transform(current: Optional[dict]) -> dict:
             if current is None:
-                if ctype == codec.APPLY_PATCH_YAML:
+                if is_apply:
                     return apply_patch({})
                 raise errors.new_not_found(self.spec.group, self.spec.resource, name)
-            return apply_patch(current)
+            if is_apply:
+                return apply_patch(current)
+            return fm.update(current, apply_patch(copy.deepcopy(current)), manager)
 
         result, created = await store.update(
             namespace, name, transform, admission, dry,
@@ -469,11 +541,13 @@ class ResourceHandlers:
         lets a subclass apply per-request decoding options (C{fieldValidation})."""
         if ctype == codec.JSON_PATCH:
             def apply(current: dict) -> dict:
-                return self._after_patch(store, patchlib.apply_json_patch(current, body), current)
+                return self._after_patch(store, patchlib.apply_json_patch(current, body), current,
+                                         request, ctype, body)
             return apply
         if ctype == codec.MERGE_PATCH:
             def apply(current: dict) -> dict:
-                return self._after_patch(store, patchlib.apply_merge_patch(current, body), current)
+                return self._after_patch(store, patchlib.apply_merge_patch(current, body), current,
+                                         request, ctype, body)
             return apply
         if ctype == codec.STRATEGIC_MERGE_PATCH:
             if self.patch_meta is None:
@@ -482,36 +556,102 @@ class ResourceHandlers:
             def apply(current: dict) -> dict:
                 from kubetwist.apimachinery.strategicpatch import apply_strategic_merge_patch
                 return self._after_patch(
-                    store, apply_strategic_merge_patch(current, patch_doc, self.patch_meta), current
+                    store, apply_strategic_merge_patch(current, patch_doc, self.patch_meta), current,
+                    request, ctype, body,
                 )
             return apply
-        # server-side apply (first cut): the applied configuration merged over the live object
+        return self._apply_patcher(body, store, request)
+
+    def _apply_patcher(self, body: bytes, store: Store, request: Any):
+        """
+        Server-side apply (upstream C{applyPatcher} + C{FieldManager.Apply}): the applied
+        configuration merged into the live object by schema, fields owned per manager.
+
+        @raise StatusError: 400 for a body that is not an object, of another kind or version
+            (C{invalid object type: apps/v2, Kind=Deployment}) or carrying managedFields; 409
+            Conflict; 500 for fields not in the schema.
+        """
         applied = codec.decode_body(body, codec.APPLY_PATCH_YAML)
         if not isinstance(applied, dict):
-            raise errors.new_bad_request("error decoding YAML: the applied configuration must be an object")
-        self.check_kind(dict(applied))
+            raise errors.new_bad_request(
+                "error decoding YAML: the applied configuration must be an object")
+        subresource = next((k for k, v in self.subresources.items() if v is store), "") \
+            if store is not self.store else ""
+        fm = self.field_manager(subresource)
+        q = _query(request) if request is not None else {}
+        manager = opts.first(q, "fieldManager", "")
+        force = bool(opts.bool_param(q, "force"))
+
         def apply(current: dict) -> dict:
-            from kubetwist.apimachinery.strategicpatch import apply_strategic_merge_patch
+            new = fm.apply(current or None, applied, manager, force)
             if not current:
-                obj = copy.deepcopy(applied)
-                self.check_kind(obj)
-                self._default(store, obj)
-                return obj
-            if self.patch_meta is not None:
-                merged = apply_strategic_merge_patch(current, copy.deepcopy(applied), self.patch_meta)
-            else:
-                merged = patchlib.apply_merge_patch(current, codec.encode_json(applied))
-            return self._after_patch(store, merged, current)
+                self.check_kind(new)
+                self._default(store, new)
+                return new
+            return self._after_patch(store, new, current)
         return apply
 
-    def _after_patch(self, store: Store, patched: Any, current: dict) -> dict:
+    def _after_patch(self, store: Store, patched: Any, current: dict, request: Any = None,
+                     ctype: str = "", body: bytes = b"") -> dict:
+        """
+        Kind-check, field-validate (when C{request} is given: L{_patch_field_validation}) and
+        default a patched object.
+
+        @raise StatusError: 400 BadRequest when the result is not an object or of another kind;
+            422 Invalid for unknown or duplicate fields under C{fieldValidation=Strict}.
+        """
         if not isinstance(patched, dict):
             raise errors.new_bad_request("the patched object is not a JSON object")
         self.check_kind(patched)
         if not isinstance(patched.get("metadata"), dict):
             patched["metadata"] = {}
+        type_name = self.kind_type_name() if request is not None else None
+        if type_name is not None:
+            self._patch_field_validation(request, ctype, body, patched, type_name)
         self._default(store, patched)
         return patched
+
+    def _patch_field_validation(self, request: Any, ctype: str, body: bytes, patched: dict,
+                                type_name: str) -> None:
+        """
+        Upstream C{patch.go} strict decoding of a JSON, merge or strategic merge patch: the
+        patch's own duplicate fields (and, for a JSON patch, unknown keys of its operations:
+        C{json patch unknown field "[0].foo"}), then the unknown fields of the patched object
+        (JSON and merge patch: as decoding its JSON, keys sorted; strategic merge patch: as the
+        unstructured converter reports them, sorted).  The unknown fields are dropped from
+        C{patched} whatever the mode.
+
+        @raise StatusError: under C{Strict}, 422 Invalid with kind and name empty and one cause
+            C{patch: Invalid value: "<patched object JSON, or the patch as Go prints a map>":
+            strict decoding error: ...}; under C{Warn} the errors become C{Warning}s.
+        """
+        from kubetwist.apiextensions.customresource import field_validation_mode
+        from kubetwist.apimachinery import field
+
+        mode = field_validation_mode(request)
+        if mode == "Ignore":
+            strict.prune_unknown(patched, type_name)
+            return
+        try:
+            doc = strict.parse_json_pairs(body)
+        except ValueError:
+            doc = None
+        if ctype == codec.JSON_PATCH:
+            errs = strict.json_patch_errors(doc)
+        else:
+            errs = strict.strict_errors(doc, strict.ANY)
+        if ctype == codec.STRATEGIC_MERGE_PATCH:
+            shown = strict.go_sprint(codec.decode_body(body, codec.JSON))
+            errs += strict.unstructured_unknown_fields(patched, type_name, prune=True)
+        else:
+            shown = strict.go_json(patched)
+            errs += strict.strict_errors(patched, type_name, sort_keys=True, prune=True)
+        if not errs:
+            return
+        if mode == "Strict":
+            raise errors.new_invalid("", "", "", [
+                field.invalid("patch", shown, strict.strict_decoding_message(errs))])
+        _add_warnings(request, strict.warnings_of(errs))
 
     # --- DELETE --------------------------------------------------------------------------------
     async def delete(self, request: Any, namespace: str, name: str) -> None:
@@ -522,7 +662,9 @@ class ResourceHandlers:
         delete_opts = opts.delete_options(q, body)
         admission = self._admission(request, namespace, name, "", dry)
         result, deleted = await self.store.delete(namespace, name, delete_opts, admission, dry)
-        self._respond(request, 200, result, out)
+        # upstream: 202 only when kept and the deprecated orphanDependents=false was sent
+        code = 202 if not deleted and delete_opts.get("orphanDependents") is False else 200
+        self._respond(request, code, result, out)
 
     async def delete_collection(self, request: Any, namespace: str) -> None:
         q = _query(request)
@@ -544,6 +686,15 @@ class ResourceHandlers:
             self._respond(request, 200, obj, out)
         else:
             await sub.get(request, self, namespace, name, out)
+
+
+def _add_warnings(request: Any, texts: list[str]) -> None:
+    """Add C{Warning}s to the request, each text once (upstream's warning recorder dedups)."""
+    warnings = _warnings_so_far(request)
+    for text in texts:
+        if text not in warnings:
+            warnings.append(text)
+    request.kube_warnings = warnings
 
 
 def _warnings_so_far(request: Any) -> list[str]:

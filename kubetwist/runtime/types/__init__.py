@@ -30,13 +30,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kubetwist.runtime.types import (
+    admissionregistration_v1,
     apps_v1,
+    authentication_v1,
+    authorization_v1,
     autoscaling_v1,
     autoscaling_v2,
     batch_v1,
+    certificates_v1,
     coordination_v1,
     core_v1,
+    core_v1_persistentvolume,
     discovery_v1,
+    events_v1,
+    flowcontrol_v1,
     meta_v1,
     networking_v1,
     node_v1,
@@ -51,14 +58,21 @@ SCALARS = {"string": 2, "bytes": 2, "int32": 0, "int64": 0, "bool": 0, "double":
 
 #: Types with their own wire/JSON codec (custom Marshal/MarshalJSON upstream): resource.Quantity,
 #: intstr.IntOrString, metav1.Time, metav1.MicroTime, metav1.Duration, metav1.FieldsV1,
-#: runtime.RawExtension.  Each is a length-delimited message on the wire.
+#: runtime.RawExtension, and C{ExtraValue} (authentication/authorization/certificates: a named
+#: C{[]string}, a bare JSON list whose protobuf form is a message C{{repeated string items = 1}}).
+#: Each is a length-delimited message on the wire.
 SPECIALS = frozenset(
-    {"Quantity", "IntOrString", "Time", "MicroTime", "Duration", "FieldsV1", "RawExtension"}
+    {"Quantity", "IntOrString", "Time", "MicroTime", "Duration", "FieldsV1", "RawExtension",
+     "ExtraValue"}
 )
 
 _MODULES = (meta_v1, core_v1, apps_v1, coordination_v1, autoscaling_v1, policy_v1, batch_v1,
             networking_v1, autoscaling_v2, discovery_v1,
-            rbac_v1, storage_v1, scheduling_v1, node_v1)
+            rbac_v1, storage_v1, scheduling_v1, node_v1, flowcontrol_v1)
+_MODULES += (certificates_v1, admissionregistration_v1)
+_MODULES += (authentication_v1, authorization_v1)
+_MODULES += (core_v1_persistentvolume,)
+_MODULES += (events_v1,)
 
 #: Package aliases usable in a type expression (C{meta.ObjectMeta}).
 ALIASES = {"meta": meta_v1.PACKAGE, "core": core_v1.PACKAGE}
