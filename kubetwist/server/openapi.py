@@ -185,6 +185,35 @@ def group_version_document(agv: APIGroupVersion, title_version: str) -> dict:
     }
 
 
+def _v2_schema(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_v2_schema(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _v2_schema(v) for k, v in node.items()}
+    ref = out.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+        out["$ref"] = "#/definitions/" + ref[len("#/components/schemas/"):]
+    all_of = out.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and set(all_of[0]) == {"$ref"}:
+        # v3's C{allOf: [{$ref}]} (which lets a reference carry a default) is a plain C{$ref}
+        # with its siblings in Swagger 2.0, as upstream's v2 document writes it
+        out.pop("allOf")
+        out.pop("default", None)
+        out["$ref"] = all_of[0]["$ref"]
+    return out
+
+
+def v2_definitions(document: dict) -> dict:
+    """
+    The Swagger 2.0 C{definitions} of one group-version's OpenAPI v3 document (upstream
+    serves both from the same kube-openapi definitions): its component schemas, references
+    rewritten to C{#/definitions/...} and C{allOf} reference wrappers unwrapped.
+    """
+    schemas = ((document or {}).get("components") or {}).get("schemas") or {}
+    return {name: _v2_schema(schema) for name, schema in schemas.items()}
+
+
 def _doc_path(agv: APIGroupVersion) -> str:
     return agv.prefix.lstrip("/")
 
@@ -192,6 +221,7 @@ def _doc_path(agv: APIGroupVersion) -> str:
 def install_openapi(front: Any, version: str) -> None:
     """C{/openapi/v2} and C{/openapi/v3[/...]} on the front server, over the whole chain."""
     built: dict[str, tuple[Any, tuple[bytes, str]]] = {}
+    v2_built: dict[str, tuple[str, dict]] = {}
 
     def documents() -> dict[str, tuple[bytes, str]]:
         # one document per group-version, rebuilt only when that group-version's tree was
@@ -234,6 +264,12 @@ def install_openapi(front: Any, version: str) -> None:
             write_body(request, 200, b"", PROTOBUF_V2)
             return
         definitions: dict[str, Any] = {}
+        for path, (body, digest) in documents().items():
+            converted = v2_built.get(path)
+            if converted is None or converted[0] != digest:
+                converted = (digest, v2_definitions(codec.decode_body(body, codec.JSON)))
+                v2_built[path] = converted
+            definitions.update(converted[1])
         for agv in front.all_group_versions().values():
             for res in agv.resources.values():
                 v2 = getattr(res, "openapi_v2_definitions", None)

@@ -76,3 +76,23 @@ class ExplainTests(KubeTestCase):
                 todo.extend(r.rsplit("/", 1)[-1] for r in refs)
         self.assertGreater(len(served), 30)
         self.assertEqual((missing, dangling), ([], []))
+
+    def test_swagger_v2_describes_built_in_kinds(self) -> None:
+        """C{/openapi/v2} holds every built-in kind's definitions too (what
+        C{kubectl explain --output plaintext-openapiv2} reads): references rewritten to
+        C{#/definitions/...}, v3's C{allOf} reference wrappers unwrapped, and every reference
+        resolving."""
+        code, doc, _ = self.request("GET", "/openapi/v2")
+        self.assertEqual(code, 200)
+        definitions = doc["definitions"]
+        deployment = definitions["io.k8s.api.apps.v1.Deployment"]
+        self.assertEqual(deployment["x-kubernetes-group-version-kind"],
+                         [{"group": "apps", "version": "v1", "kind": "Deployment"}])
+        self.assertEqual(deployment["properties"]["spec"],
+                         {"$ref": "#/definitions/io.k8s.api.apps.v1.DeploymentSpec"})
+        refs: set = set()
+        _refs(definitions, refs)
+        self.assertEqual({r for r in refs if not r.startswith("#/definitions/")}, set())
+        self.assertEqual({r for r in refs if r[len("#/definitions/"):] not in definitions},
+                         set())
+        self.assertIn("io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", definitions)
