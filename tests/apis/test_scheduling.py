@@ -100,6 +100,18 @@ class ProtectionTests(KubeTestCase):
         self.assertEqual(self.request("POST", PCS, self.pc("low", 5))[0], 201)
         self.assertEqual(self.request("DELETE", PCS + "/low")[0], 200)
 
+    def test_delete_collection_skips_the_veto(self) -> None:
+        """
+        DELETE on the collection removes system classes too, as upstream (whose registry
+        overrides only the single delete; the generic DeleteCollection bypasses it).
+        """
+        code, body, _ = self.request("DELETE", PCS + "?labelSelector=")
+        self.assertEqual(code, 200, body)
+        self.assertIn("system-node-critical",
+                      [i["metadata"]["name"] for i in body["items"]])
+        code, _, _ = self.request("GET", PCS + "/system-node-critical")
+        self.assertEqual(code, 404)
+
     def test_one_global_default(self) -> None:
         """A second globalDefault class is refused on create and on update; the default
         itself may be updated."""

@@ -497,6 +497,7 @@ class Store:
         options: Optional[dict] = None,
         admission: Admission = NO_ADMISSION,
         dry_run: bool = False,
+        veto: bool = True,
     ) -> tuple[dict, bool]:
         """
         Delete one object (upstream C{Store.Delete}, C{updateForGracefulDeletionAndFinalizers}).
@@ -511,6 +512,8 @@ class Store:
         @param options: a C{DeleteOptions} dict (C{preconditions}, C{gracePeriodSeconds},
             C{propagationPolicy}, C{orphanDependents}, C{dryRun}); L{None} (internal callers)
             means C{gracePeriodSeconds: 0}, as upstream.  Not mutated.
+        @param veto: run the strategy's C{veto_delete}; L{delete_collection} does not (upstream
+            registries override C{Delete} only, and C{DeleteCollection} calls the generic one).
         @return: Deferred of C{(answer, deleted_now)}: the object when it is kept, else (and
             when a graceful deletion is already pending with a grace no shorter) the object
             when this resource returns deleted objects, else a C{Status} of success naming it
@@ -518,7 +521,7 @@ class Store:
         @raise StatusError: 404 NotFound; 409 Conflict (preconditions: upstream's messages);
             422 Invalid DeleteOptions; admission's errors.
         """
-        if self.strategy.veto_delete is not None:
+        if veto and self.strategy.veto_delete is not None:
             self.strategy.veto_delete(namespace, name)
         options = copy.deepcopy(options) if options is not None else {"gracePeriodSeconds": 0}
         dry_run = dry_run or deletion.is_dry_run(options)
@@ -646,7 +649,8 @@ class Store:
             meta = item.get("metadata", {})
             try:
                 await self.delete(
-                    meta.get("namespace", ""), meta["name"], delete_options, admission, dry_run
+                    meta.get("namespace", ""), meta["name"], delete_options, admission, dry_run,
+                    veto=False,
                 )
             except errors.StatusError as e:
                 if e.code != 404:
