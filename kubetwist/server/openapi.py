@@ -16,13 +16,14 @@ import hashlib
 from typing import Any
 
 from kubetwist.endpoints.installer import APIGroupVersion
-from kubetwist.server.openapi_types import kind_schemas
 from kubetwist.endpoints.responses import funnel, write_body
 from kubetwist.runtime import codec
+from kubetwist.server import openapi_v2proto
+from kubetwist.server.openapi_types import kind_schemas
 
 # the response media type upstream kube-openapi answers for either Accept spelling (Go's mime
 # parser refuses the "@" form the client asks with)
-PROTOBUF_V2 = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+PROTOBUF_V2 = openapi_v2proto.PROTOBUF_V2
 
 _COMMON_QUERY = {
     "list": ["allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit",
@@ -222,6 +223,8 @@ def install_openapi(front: Any, version: str) -> None:
     """C{/openapi/v2} and C{/openapi/v3[/...]} on the front server, over the whole chain."""
     built: dict[str, tuple[Any, tuple[bytes, str]]] = {}
     v2_built: dict[str, tuple[str, dict]] = {}
+    # the whole v2 document: key, JSON body, ETag, build time, protobuf form (built lazily)
+    v2_doc: dict[str, Any] = {}
 
     def documents() -> dict[str, tuple[bytes, str]]:
         # one document per group-version, rebuilt only when that group-version's tree was
@@ -257,27 +260,51 @@ def install_openapi(front: Any, version: str) -> None:
         request.setHeader(b"Cache-Control", b"public, immutable")
         write_body(request, 200, body, "application/json")
 
-    async def v2(request: Any) -> None:
-        accept = (request.getHeader(b"accept") or b"").decode()
-        if "protobuf" in accept:
-            # an empty protobuf message is a valid, empty openapi_v2.Document
-            write_body(request, 200, b"", PROTOBUF_V2)
-            return
+    def v2_document() -> dict[str, Any]:
+        # rebuilt only when a group-version's document or a CRD's v2 definitions changed
+        docs = documents()
+        extra = [v2 for agv in front.all_group_versions().values()
+                 for res in agv.resources.values()
+                 for v2 in [getattr(res, "openapi_v2_definitions", None)] if v2 is not None]
+        key = (tuple(sorted((p, h) for p, (_, h) in docs.items())),
+               tuple(id(v2) for v2 in extra))
+        if v2_doc.get("key") == key:
+            return v2_doc
         definitions: dict[str, Any] = {}
-        for path, (body, digest) in documents().items():
+        for path, (body, digest) in docs.items():
             converted = v2_built.get(path)
             if converted is None or converted[0] != digest:
                 converted = (digest, v2_definitions(codec.decode_body(body, codec.JSON)))
                 v2_built[path] = converted
             definitions.update(converted[1])
-        for agv in front.all_group_versions().values():
-            for res in agv.resources.values():
-                v2 = getattr(res, "openapi_v2_definitions", None)
-                if v2 is not None:
-                    definitions.update(v2.get())
+        for v2 in extra:
+            definitions.update(v2.get())
+        for path in [p for p in v2_built if p not in docs]:
+            del v2_built[path]
         doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": version},
                "paths": {}, "definitions": definitions}
-        write_body(request, 200, codec.encode_json(doc), "application/json")
+        body = codec.encode_json(doc)
+        v2_doc.clear()
+        # the getters are kept so that their ids in the key stay theirs
+        v2_doc.update(key=key, extra=extra, doc=doc, json=body, proto=None,
+                      etag=hashlib.sha512(body).hexdigest().upper(),
+                      modified=front.clock.seconds())
+        return v2_doc
+
+    def v2_proto() -> bytes:
+        if v2_doc["proto"] is None:
+            v2_doc["proto"] = openapi_v2proto.encode_document(v2_doc["doc"])
+        return v2_doc["proto"]
+
+    async def v2(request: Any) -> None:
+        accept = request.getHeader(b"accept")
+        answer = openapi_v2proto.negotiate(accept.decode("latin-1") if accept else None)
+        if answer is None:
+            openapi_v2proto.not_acceptable(request)
+            return
+        entry = v2_document()
+        body = entry["json"] if answer == openapi_v2proto.JSON else v2_proto
+        openapi_v2proto.serve_content(request, body, answer, entry["etag"], entry["modified"])
 
     front.prefix_mux["/openapi/v3"] = funnel(v3)
     front.mux["/openapi/v2"] = funnel(v2)

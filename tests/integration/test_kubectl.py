@@ -1162,6 +1162,16 @@ class KubectlAcceptanceMixin(ServerTestMixin):
 class EmbeddedStoreKubectlTests(KubectlAcceptanceMixin, SynchronousTestCase):
     """The acceptance list on the embedded SQLite store (no C{--etcd-servers})."""
 
+    def test_explain_openapi_v2(self) -> None:
+        """C{kubectl explain --output plaintext-openapiv2} reads the protobuf C{/openapi/v2}
+        document (client-go C{OpenAPISchema}) and prints a field's kind, version and type
+        as against kube-apiserver (run once: the document does not depend on the store)."""
+        result = self.server.kubectl("explain", "deployment.spec.replicas",
+                                     "--output", "plaintext-openapiv2")
+        self.assertEqual(result.stdout.split("\n")[:6],
+                         ["KIND:     Deployment", "VERSION:  apps/v1", "",
+                          "FIELD:    replicas <integer>", "", "DESCRIPTION:"])
+
 
 class EtcdKubectlTests(KubectlAcceptanceMixin, SynchronousTestCase):
     """The acceptance list on a real etcd (C{--etcd-servers})."""
