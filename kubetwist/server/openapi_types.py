@@ -6,11 +6,20 @@ shape (component names such as C{io.k8s.api.apps.v1.Deployment}, message fields 
 C{allOf: [{$ref}]}, C{x-kubernetes-group-version-kind} on kinds, list and patch markers), so
 that C{kubectl explain} can walk every field.  Field descriptions are empty until the type
 definitions carry them.
+
+Markers and defaults follow C{k8s.io/kube-openapi/pkg/generators/openapi.go}: C{required}
+lists the fields flagged required (declaration order, inline structs' fields promoted);
+C{x-kubernetes-map-type: atomic} on a C{+structType=atomic} struct; a C{default} on every
+non-pointer struct (C{{}}), on every non-C{omitempty} non-pointer scalar (its zero value), on
+list items and map values alike, and the value of a C{+default=} marker; types with their own
+JSON codec (Time, Quantity, IntOrString, ...) never get an enforced default; a field of a
+C{+enum} string type lists the type's values in C{enum} (sorted, as kube-openapi's enum
+context does; upstream's "Possible enum values" description lines are not carried).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from kubetwist.runtime import types as typedefs
 
@@ -42,9 +51,18 @@ def _ref(name: str) -> dict:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def _value_schema(type_name: str, pointer: bool, wanted: set[str]) -> dict:
+#: Zero values of the scalar types: kube-openapi's C{OpenAPIZeroValue}, enforced as
+#: C{default} on non-pointer, non-C{omitempty} fields (C{bytes} is a slice: none).
+_ZEROS: dict[str, Any] = {"string": "", "int32": 0, "int64": 0, "bool": False, "double": 0}
+
+
+def _value_schema(type_name: str, pointer: bool, wanted: set[str],
+                  omitempty: bool = False) -> dict:
     if type_name in _SCALARS:
-        return dict(_SCALARS[type_name])
+        out = dict(_SCALARS[type_name])
+        if not pointer and not omitempty and type_name in _ZEROS:
+            out["default"] = _ZEROS[type_name]
+        return out
     if type_name == "ExtraValue":
         # a named []string: upstream's generator inlines it
         return {"type": "array", "items": {"type": "string", "default": ""}}
@@ -60,21 +78,24 @@ def _value_schema(type_name: str, pointer: bool, wanted: set[str]) -> dict:
 
 
 def _field_schema(f: Any, wanted: set[str]) -> dict:
-    item = _value_schema(f.type, f.pointer, wanted)
     if f.container == "list":
-        item.pop("default", None)
+        item = _value_schema(f.type, False, wanted)
         schema: dict[str, Any] = {"type": "array", "items": item}
-        if f.list_type:
-            schema["x-kubernetes-list-type"] = f.list_type
-        if f.list_map_keys:
-            schema["x-kubernetes-list-map-keys"] = list(f.list_map_keys)
     elif f.container == "map":
-        item.pop("default", None)
+        item = _value_schema(f.type, False, wanted)
         schema = {"type": "object", "additionalProperties": item}
-        if f.map_type:
-            schema["x-kubernetes-map-type"] = f.map_type
     else:
-        schema = item
+        schema = _value_schema(f.type, f.pointer, wanted, f.omitempty)
+    if f.default is not None:
+        schema["default"] = f.default
+    if f.enum:
+        schema["enum"] = list(f.enum)
+    if f.list_type:
+        schema["x-kubernetes-list-type"] = f.list_type
+    if f.list_map_keys:
+        schema["x-kubernetes-list-map-keys"] = list(f.list_map_keys)
+    if f.map_type:
+        schema["x-kubernetes-map-type"] = f.map_type
     if f.patch_strategy:
         schema["x-kubernetes-patch-strategy"] = f.patch_strategy
     if f.patch_merge_key:
@@ -84,17 +105,61 @@ def _field_schema(f: Any, wanted: set[str]) -> dict:
     return schema
 
 
-def _properties(type_name: str, wanted: set[str]) -> dict:
+def _properties(type_name: str, wanted: set[str], required: list[str]) -> dict:
     props: dict[str, Any] = {}
     for f in typedefs.TYPES[type_name].fields:
         if f.inline and f.type in typedefs.TYPES:
-            props.update(_properties(f.type, wanted))
+            props.update(_properties(f.type, wanted, required))
         elif f.json_name:
             props[f.json_name] = _field_schema(f, wanted)
+            if f.required:
+                required.append(f.json_name)
     return props
 
 
-def kind_schemas(group: str, version: str, kind: str) -> Optional[dict[str, dict]]:
+def _type_meta_embedders() -> frozenset[str]:
+    # every served kind embeds metav1.TypeMeta, and so do the meta/v1 kinds but WatchEvent
+    global _TYPE_META
+    if _TYPE_META is None:
+        _TYPE_META = frozenset(typedefs.KINDS.values()) | {
+            f"io.k8s.apimachinery.pkg.apis.meta.v1.{kind}" for kind in typedefs.META_KINDS
+            if kind != "WatchEvent"}
+    return _TYPE_META
+
+
+_TYPE_META: frozenset[str] | None = None
+
+
+def type_schema(type_name: str, wanted: set[str]) -> dict:
+    """
+    The component schema of one message type of L{kubetwist.runtime.types.TYPES}
+    (C{{"type": "object", "properties": {...}, "required": [...],
+    "x-kubernetes-map-type": "atomic", "x-kubernetes-unions": [...]}}, the last three only
+    when they apply), adding the type
+    names it references to C{wanted}.
+    """
+    required: list[str] = []
+    props = _properties(type_name, wanted, required)
+    if type_name in _type_meta_embedders():
+        # TypeMeta (json ",inline", no protobuf field, so not in the tables): its two fields
+        # come first, on every struct that embeds it, reached as a root or not
+        props = {"apiVersion": {"type": "string", "description": _API_VERSION_DOC},
+                 "kind": {"type": "string", "description": _KIND_DOC},
+                 **{k: v for k, v in props.items() if k not in ("apiVersion", "kind")}}
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
+    typedef = typedefs.TYPES[type_name]
+    if typedef.struct_type:
+        schema["x-kubernetes-map-type"] = typedef.struct_type
+    if typedef.unions:
+        schema["x-kubernetes-unions"] = [
+            {"discriminator": disc, "fields-to-discriminateBy": dict(sorted(members.items()))}
+            for disc, members in typedef.unions]
+    return schema
+
+
+def kind_schemas(group: str, version: str, kind: str) -> dict[str, dict] | None:
     """
     The component schemas of one kind and every type it reaches, keyed by component name
     (C{io.k8s.api.apps.v1.Deployment}), the kind's own schema carrying
@@ -116,15 +181,8 @@ def kind_schemas(group: str, version: str, kind: str) -> Optional[dict[str, dict
         if name not in typedefs.TYPES:
             out[name] = {"type": "object"}
             continue
-        schema: dict[str, Any] = {"type": "object", "properties": _properties(name, wanted)}
-        out[name] = schema
+        out[name] = type_schema(name, wanted)
     top = out[root]
-    # TypeMeta (json ",inline", no protobuf field): every kind's first two properties
-    top["properties"] = {
-        "apiVersion": {"type": "string", "description": _API_VERSION_DOC},
-        "kind": {"type": "string", "description": _KIND_DOC},
-        **{k: v for k, v in top.get("properties", {}).items() if k not in ("apiVersion", "kind")},
-    }
     top["x-kubernetes-group-version-kind"] = [{"group": group, "version": version, "kind": kind}]
     return out
 

@@ -107,3 +107,86 @@ class FieldFactTests(SynchronousTestCase):
         self.assertEqual([f.json_name for f in tdef.fields[:3]],
                          ["volumes", "initContainers", "containers"])
         self.assertEqual([f.number for f in tdef.wire_order[:3]], [1, 2, 3])
+
+
+class MarkerTests(SynchronousTestCase):
+    """Struct-level and field-level markers of upstream's Go types (k8s.io/api v0.32)."""
+
+    def field(self, type_name: str, json_name: str) -> types.FieldDef:
+        for f in types.TYPES[type_name].fields:
+            if f.json_name == json_name:
+                return f
+        raise KeyError(json_name)
+
+    def test_parse_row_flags_and_default(self) -> None:
+        """The C{"r"} flag sets C{required}; an extra C{default} lands in C{default}."""
+        f = types.parse_row(CORE, ("protocol", 3, "string", "o", {"default": "TCP"}))
+        self.assertEqual((f.omitempty, f.required, f.default), (True, False, "TCP"))
+        f = types.parse_row(CORE, ("name", 1, "string", "r"))
+        self.assertEqual((f.omitempty, f.required, f.default), (False, True, None))
+
+    def test_required_follows_optional_markers(self) -> None:
+        """
+        Required: neither C{+optional} nor C{omitempty} (Container.name), or C{+required};
+        C{+optional} wins over a missing C{omitempty} (ObjectMeta fields are all optional).
+        """
+        self.assertTrue(self.field(f"{CORE}.Container", "name").required)
+        self.assertFalse(self.field(f"{CORE}.Container", "image").required)
+        self.assertTrue(self.field("io.k8s.api.apps.v1.DeploymentSpec", "template").required)
+        self.assertFalse(self.field("io.k8s.api.apps.v1.DeploymentSpec", "replicas").required)
+        self.assertEqual([f.json_name for f in types.TYPES[f"{META}.ObjectMeta"].fields
+                          if f.required], [])
+
+    def test_struct_types(self) -> None:
+        """The C{+structType=atomic} structs, and only those, are atomic."""
+        atomic = sorted(name for name, t in types.TYPES.items() if t.struct_type == "atomic")
+        self.assertEqual(atomic, sorted([
+            "io.k8s.api.admissionregistration.v1.MatchResources",
+            "io.k8s.api.admissionregistration.v1.NamedRuleWithOperations",
+            "io.k8s.api.admissionregistration.v1.ParamKind",
+            "io.k8s.api.admissionregistration.v1.ParamRef",
+            "io.k8s.api.admissionregistration.v1.Variable",
+            "io.k8s.api.autoscaling.v1.CrossVersionObjectReference",
+            f"{CORE}.ConfigMapKeySelector", f"{CORE}.EndpointAddress", f"{CORE}.EndpointPort",
+            f"{CORE}.LocalObjectReference", f"{CORE}.NodeSelector", f"{CORE}.NodeSelectorTerm",
+            f"{CORE}.ObjectFieldSelector", f"{CORE}.ObjectReference",
+            f"{CORE}.ResourceFieldSelector", f"{CORE}.ScopeSelector", f"{CORE}.SecretKeySelector",
+            f"{CORE}.SecretReference", f"{CORE}.TopologySelectorTerm",
+            f"{CORE}.TypedLocalObjectReference",
+            "io.k8s.api.discovery.v1.EndpointPort",
+            "io.k8s.api.networking.v1.ServiceBackendPort",
+            "io.k8s.api.rbac.v1.RoleRef", "io.k8s.api.rbac.v1.Subject",
+            f"{META}.LabelSelector", f"{META}.OwnerReference",
+        ]))
+
+    def test_unions(self) -> None:
+        """C{+union} structs carry their discriminator and members."""
+        self.assertEqual(types.TYPES["io.k8s.api.flowcontrol.v1.LimitResponse"].unions,
+                         (("type", {"queuing": "Queuing"}),))
+        self.assertEqual(types.TYPES[f"{CORE}.PodSpec"].unions, ())
+
+    def test_field_selector_requirement_is_meta(self) -> None:
+        """FieldSelectorAttributes.requirements holds meta/v1 FieldSelectorRequirements."""
+        f = self.field("io.k8s.api.authorization.v1.FieldSelectorAttributes", "requirements")
+        self.assertEqual(f.type, f"{META}.FieldSelectorRequirement")
+
+    def test_apply_schema_uses_markers(self) -> None:
+        """
+        Server-side apply's schema takes atomic structs and list-map key defaults from the
+        tables: LabelSelector and ObjectReference are atomic, PodSpec is not, and a
+        list-map item missing a key is keyed by the key's OpenAPI default: the
+        C{+default="TCP"} marker, or the zero value enforced on a non-omitempty scalar.
+        """
+        from kubetwist.apimachinery.fieldmanager import typed
+
+        self.assertTrue(typed.for_type(f"{META}.LabelSelector").atomic)
+        self.assertTrue(typed.for_type(f"{CORE}.ObjectReference").atomic)
+        self.assertFalse(typed.for_type(f"{CORE}.PodSpec").atomic)
+        ports = typed.for_type(f"{CORE}.Container").field_schema("ports")
+        self.assertEqual((ports.list_type, ports.keys, ports.key_defaults),
+                         ("map", ("containerPort", "protocol"),
+                          {"containerPort": 0, "protocol": "TCP"}))
+        containers = typed.for_type(f"{CORE}.PodSpec").field_schema("containers")
+        self.assertEqual(containers.key_defaults, {"name": ""})
+        conditions = typed.for_type(f"{CORE}.PodStatus").field_schema("conditions")
+        self.assertEqual((conditions.keys, conditions.key_defaults), (("type",), {"type": ""}))

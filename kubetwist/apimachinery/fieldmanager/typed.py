@@ -71,23 +71,38 @@ class Node:
 SCALAR = Node("scalar")
 DEDUCED = Node("deduced")
 
-#: Structs marked C{+structType=atomic} upstream (replaced as a whole by apply).
-ATOMIC_STRUCTS = frozenset({
-    "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
-    "io.k8s.api.core.v1.LocalObjectReference",
-    "io.k8s.api.core.v1.ObjectFieldSelector",
-    "io.k8s.api.core.v1.ResourceFieldSelector",
-    "io.k8s.api.core.v1.ConfigMapKeySelector",
-    "io.k8s.api.core.v1.SecretKeySelector",
-    "io.k8s.api.core.v1.NodeSelector",
-    "io.k8s.api.core.v1.TypedLocalObjectReference",
-})
-
-#: OpenAPI defaults of built-in list-map key fields: an item without the key is keyed by the
-#: default (C{k:{"containerPort":80,"protocol":"TCP"}}), as upstream's schema carries them.
-_KEY_DEFAULTS = {"protocol": "TCP"}
-
 _TYPE_CACHE: dict[str, Node] = {}
+
+
+#: The zero values kube-openapi enforces as C{default} on non-pointer, non-C{omitempty}
+#: scalar fields (its C{mustEnforceDefault}).
+_ENFORCED_ZEROS = {"string": "", "int32": 0, "int64": 0, "bool": False, "double": 0}
+
+
+def _schema_default(fd: rtypes.FieldDef) -> object:
+    if fd.default is not None:
+        return fd.default
+    if fd.pointer or fd.container or fd.omitempty:
+        return None
+    return _ENFORCED_ZEROS.get(fd.type)
+
+
+def _key_defaults(item_type: str, keys: tuple) -> dict:
+    """
+    The OpenAPI defaults of a list-map's key fields (a C{+default=} marker, else the zero value
+    kube-openapi enforces on a non-pointer, non-C{omitempty} scalar): an item without the key
+    is keyed by the default (C{k:{"containerPort":80,"protocol":"TCP"}}), as upstream's
+    C{schemaconv} carries every field's C{default} into the structured-merge-diff schema.
+    """
+    if not keys or item_type not in rtypes.TYPES:
+        return {}
+    out = {}
+    for fd in _flat_fields(item_type):
+        if fd.json_name in keys:
+            default = _schema_default(fd)
+            if default is not None:
+                out[fd.json_name] = default
+    return out
 
 
 def _field_node(fd: rtypes.FieldDef) -> Node:
@@ -99,7 +114,7 @@ def _field_node(fd: rtypes.FieldDef) -> Node:
         if fd.list_type:
             keys = tuple(fd.list_map_keys)
             return Node("list", elem=item, list_type=fd.list_type, keys=keys,
-                        key_defaults={k: v for k, v in _KEY_DEFAULTS.items() if k in keys})
+                        key_defaults=_key_defaults(fd.type, keys))
         if "merge" in fd.patch_strategy:
             if fd.patch_merge_key:
                 return Node("list", elem=item, list_type="map", keys=(fd.patch_merge_key,))
@@ -111,11 +126,17 @@ def _field_node(fd: rtypes.FieldDef) -> Node:
 
 
 def for_type(type_name: str) -> Node:
-    """The node of a built-in message type (cached; recursive types resolve lazily)."""
+    """
+    The node of a built-in message type (cached; recursive types resolve lazily); atomic
+    when the type table marks the struct C{+structType=atomic}
+    (L{kubetwist.runtime.types.TypeDef.struct_type}), as upstream's schema does through
+    C{x-kubernetes-map-type: atomic}.
+    """
     node = _TYPE_CACHE.get(type_name)
     if node is not None:
         return node
-    node = Node("map", atomic=type_name in ATOMIC_STRUCTS)
+    td = rtypes.TYPES.get(type_name)
+    node = Node("map", atomic=td is not None and td.struct_type == "atomic")
     _TYPE_CACHE[type_name] = node
 
     def resolve() -> None:

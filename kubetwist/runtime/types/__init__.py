@@ -16,10 +16,22 @@ struct's declaration order (which is the order of Go's JSON output)::
    or C{meta.X} / C{core.X} from another package); one of the special types L{SPECIALS}; a
    leading C{*} for a pointer (presence matters: nil is omitted or C{null}, a pointer to a zero
    value is written); C{[]T} for a repeated field; C{map[string]T} for a map.
- - C{flags}: C{"o"} when the json tag says C{omitempty}; C{"i"} for an inline embed.
+ - C{flags}: C{"o"} when the json tag says C{omitempty}; C{"i"} for an inline embed; C{"r"}
+   when upstream's OpenAPI lists the field as C{required} (kube-openapi's rule: C{+required},
+   or neither C{+optional} nor C{omitempty}).
  - C{extra}: optional dict with C{patch_strategy}, C{patch_merge_key}, C{list_type},
-   C{list_map_keys}, C{map_type}, C{struct_type} (the strategic-merge and SSA markers), and
-   room for C{description}.
+   C{list_map_keys}, C{map_type} (the strategic-merge and SSA markers: C{patchStrategy},
+   C{patchMergeKey}, C{+listType}, C{+listMapKey}, C{+mapType}), C{default} (the value of a
+   C{+default=} marker, as JSON), C{enum} (the name of a C{+enum} string type, local or
+   C{core.X}, looked up in the package's C{ENUMS}), and room for C{description}.
+
+A module may also hold C{STRUCT_TYPES = {name: "atomic"}} for the structs marked
+C{+structType=atomic} upstream (OpenAPI C{x-kubernetes-map-type: atomic} on the struct's own
+schema; server-side apply replaces such a struct as a whole).  It lands in
+L{TypeDef.struct_type}.  Likewise C{UNIONS = {name: (discriminator, {json_name: GoName})}}
+for the C{+union} structs (OpenAPI C{x-kubernetes-unions}), in L{TypeDef.unions}, and
+C{ENUMS = {name: (value, ...)}} for the C{+enum} string types (the values of the type's Go
+constants, sorted: OpenAPI C{enum}), shared by every module of one package.
 
 The registry below resolves rows into L{FieldDef}s keyed by full type name
 (C{io.k8s.api.core.v1.PodSpec}) in L{TYPES}, and maps served kinds to type names in L{KINDS}.
@@ -28,6 +40,7 @@ The registry below resolves rows into L{FieldDef}s keyed by full type name
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubetwist.runtime.types import (
     admissionregistration_v1,
@@ -97,6 +110,9 @@ class FieldDef:
     @ivar pointer: the Go field is a pointer (presence is significant).
     @ivar omitempty: the json tag has C{omitempty}.
     @ivar inline: an embedded struct whose fields are promoted into the parent in JSON.
+    @ivar required: upstream's OpenAPI lists the field in its struct's C{required}.
+    @ivar default: the C{+default=} marker's value (JSON-shaped), or L{None} when unmarked.
+    @ivar enum: the allowed values of a C{+enum} string field, sorted; C{()} otherwise.
     """
 
     json_name: str
@@ -112,6 +128,9 @@ class FieldDef:
     list_map_keys: tuple = ()
     map_type: str = ""
     description: str = ""
+    required: bool = False
+    default: Any = None
+    enum: tuple = ()
 
     @property
     def is_message(self) -> bool:
@@ -127,12 +146,16 @@ class TypeDef:
     @ivar name: full name, C{io.k8s.api.core.v1.PodSpec}.
     @ivar fields: in Go declaration (JSON output) order.
     @ivar by_number: the same fields keyed by protobuf number.
+    @ivar struct_type: C{"atomic"} for a C{+structType=atomic} struct, else C{""}.
+    @ivar unions: C{+union} markers, each
+        C{(discriminator json name, {member json name: Go field name})}.
     """
 
     name: str
     fields: tuple
     by_number: dict = field(default_factory=dict, compare=False, repr=False)
     struct_type: str = ""
+    unions: tuple = ()
 
     @property
     def wire_order(self) -> tuple:
@@ -149,8 +172,13 @@ def _resolve(package: str, name: str) -> str:
     return f"{package}.{name}"
 
 
-def parse_row(package: str, row: tuple) -> FieldDef:
-    """Turn one row of a package module (see the module docstring) into a L{FieldDef}."""
+def parse_row(package: str, row: tuple, enums: dict | None = None) -> FieldDef:
+    """
+    Turn one row of a package module (see the module docstring) into a L{FieldDef}.
+
+    @param enums: C{{full enum type name: values}}, to resolve an C{enum} extra naming a type
+        (C{KeyError} when it is not there); an C{enum} extra given as a tuple is kept as is.
+    """
     json_name, number, expr, flags = row[:4]
     extra: dict = dict(row[4]) if len(row) > 4 else {}
     pointer = expr.startswith("*")
@@ -174,17 +202,32 @@ def parse_row(package: str, row: tuple) -> FieldDef:
         list_map_keys=tuple(extra.get("list_map_keys", ())),
         map_type=extra.get("map_type", ""),
         description=extra.get("description", ""),
+        required="r" in flags,
+        default=extra.get("default"),
+        enum=_enum_values(package, extra.get("enum", ()), enums or {}),
     )
+
+
+def _enum_values(package: str, enum: Any, enums: dict) -> tuple:
+    if isinstance(enum, str):
+        return tuple(enums[_resolve(package, enum)])
+    return tuple(enum)
 
 
 def _build() -> tuple[dict[str, TypeDef], dict[tuple[str, str, str], str]]:
     types: dict[str, TypeDef] = {}
     kinds: dict[tuple[str, str, str], str] = {}
+    enums = {f"{module.PACKAGE}.{name}": values
+             for module in _MODULES for name, values in getattr(module, "ENUMS", {}).items()}
     for module in _MODULES:
+        struct_types = getattr(module, "STRUCT_TYPES", {})
+        unions = getattr(module, "UNIONS", {})
         for name, rows in module.TYPES.items():
-            fields = tuple(parse_row(module.PACKAGE, row) for row in rows)
+            fields = tuple(parse_row(module.PACKAGE, row, enums) for row in rows)
             full = f"{module.PACKAGE}.{name}"
-            types[full] = TypeDef(full, fields, {f.number: f for f in fields})
+            types[full] = TypeDef(full, fields, {f.number: f for f in fields},
+                                  struct_types.get(name, ""),
+                                  (unions[name],) if name in unions else ())
         for kind in getattr(module, "KINDS", ()):
             kinds[(module.GROUP, module.VERSION, kind)] = f"{module.PACKAGE}.{kind}"
     # core/v1 registers metav1.List as its own "List" kind.

@@ -29,38 +29,57 @@ _ATOMIC = {"list_type": "atomic"}
 _BY_NAME = {"patch_strategy": "merge", "patch_merge_key": "name",
             "list_type": "map", "list_map_keys": ("name",)}
 
+#: Struct-level markers (C{+structType=atomic}): type name -> struct type.
+STRUCT_TYPES = {
+    "MatchResources": "atomic",
+    "NamedRuleWithOperations": "atomic",
+    "ParamKind": "atomic",
+    "ParamRef": "atomic",
+    "Variable": "atomic",
+}
+
+#: C{+enum} string types: name -> the values of their constants, sorted (OpenAPI
+#: C{enum} on fields of that type).
+ENUMS = {
+    "FailurePolicyType": ("Fail", "Ignore"),
+    "MatchPolicyType": ("Equivalent", "Exact"),
+    "ReinvocationPolicyType": ("IfNeeded", "Never"),
+    "ScopeType": ("*", "Cluster", "Namespaced"),
+    "SideEffectClass": ("None", "NoneOnDryRun", "Some", "Unknown"),
+}
+
 TYPES = {
     "AuditAnnotation": (
-        ("key", 1, "string", ""),
-        ("valueExpression", 2, "string", ""),
+        ("key", 1, "string", "r"),
+        ("valueExpression", 2, "string", "r"),
     ),
     "ExpressionWarning": (
-        ("fieldRef", 2, "string", ""),
-        ("warning", 3, "string", ""),
+        ("fieldRef", 2, "string", "r"),
+        ("warning", 3, "string", "r"),
     ),
     "MatchCondition": (
-        ("name", 1, "string", ""),
-        ("expression", 2, "string", ""),
+        ("name", 1, "string", "r"),
+        ("expression", 2, "string", "r"),
     ),
     "MatchResources": (
         ("namespaceSelector", 1, "*meta.LabelSelector", "o"),
         ("objectSelector", 2, "*meta.LabelSelector", "o"),
         ("resourceRules", 3, "[]NamedRuleWithOperations", "o", _ATOMIC),
         ("excludeResourceRules", 4, "[]NamedRuleWithOperations", "o", _ATOMIC),
-        ("matchPolicy", 7, "*string", "o"),
+        ("matchPolicy", 7, "*string", "o", {"enum": "MatchPolicyType"}),
     ),
     "MutatingWebhook": (
-        ("name", 1, "string", ""),
-        ("clientConfig", 2, "WebhookClientConfig", ""),
+        ("name", 1, "string", "r"),
+        ("clientConfig", 2, "WebhookClientConfig", "r"),
         ("rules", 3, "[]RuleWithOperations", "o", _ATOMIC),
-        ("failurePolicy", 4, "*string", "o"),
-        ("matchPolicy", 9, "*string", "o"),
+        ("failurePolicy", 4, "*string", "o", {"enum": "FailurePolicyType"}),
+        ("matchPolicy", 9, "*string", "o", {"enum": "MatchPolicyType"}),
         ("namespaceSelector", 5, "*meta.LabelSelector", "o"),
         ("objectSelector", 11, "*meta.LabelSelector", "o"),
-        ("sideEffects", 6, "*string", ""),
+        ("sideEffects", 6, "*string", "r", {"enum": "SideEffectClass"}),
         ("timeoutSeconds", 7, "*int32", "o"),
-        ("admissionReviewVersions", 8, "[]string", "", _ATOMIC),
-        ("reinvocationPolicy", 10, "*string", "o"),
+        ("admissionReviewVersions", 8, "[]string", "r", _ATOMIC),
+        ("reinvocationPolicy", 10, "*string", "o", {"enum": "ReinvocationPolicyType"}),
         ("matchConditions", 12, "[]MatchCondition", "o", _BY_NAME),
     ),
     "MutatingWebhookConfiguration": (
@@ -69,7 +88,7 @@ TYPES = {
     ),
     "MutatingWebhookConfigurationList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]MutatingWebhookConfiguration", ""),
+        ("items", 2, "[]MutatingWebhookConfiguration", "r"),
     ),
     "NamedRuleWithOperations": (
         ("resourceNames", 1, "[]string", "o", _ATOMIC),
@@ -89,15 +108,15 @@ TYPES = {
         ("apiGroups", 1, "[]string", "o", _ATOMIC),
         ("apiVersions", 2, "[]string", "o", _ATOMIC),
         ("resources", 3, "[]string", "o", _ATOMIC),
-        ("scope", 4, "*string", "o"),
+        ("scope", 4, "*string", "o", {"enum": "ScopeType"}),
     ),
     "RuleWithOperations": (
         ("operations", 1, "[]string", "o", _ATOMIC),
         ("", 2, "Rule", "i"),
     ),
     "ServiceReference": (
-        ("namespace", 1, "string", ""),
-        ("name", 2, "string", ""),
+        ("namespace", 1, "string", "r"),
+        ("name", 2, "string", "r"),
         ("path", 3, "*string", "o"),
         ("port", 4, "*int32", "o"),
     ),
@@ -115,7 +134,7 @@ TYPES = {
     ),
     "ValidatingAdmissionPolicyBindingList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ValidatingAdmissionPolicyBinding", ""),
+        ("items", 2, "[]ValidatingAdmissionPolicyBinding", "r"),
     ),
     "ValidatingAdmissionPolicyBindingSpec": (
         ("policyName", 1, "string", "o"),
@@ -125,13 +144,13 @@ TYPES = {
     ),
     "ValidatingAdmissionPolicyList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ValidatingAdmissionPolicy", ""),
+        ("items", 2, "[]ValidatingAdmissionPolicy", "r"),
     ),
     "ValidatingAdmissionPolicySpec": (
         ("paramKind", 1, "*ParamKind", "o"),
         ("matchConstraints", 2, "*MatchResources", "o"),
         ("validations", 3, "[]Validation", "o", _ATOMIC),
-        ("failurePolicy", 4, "*string", "o"),
+        ("failurePolicy", 4, "*string", "o", {"enum": "FailurePolicyType"}),
         ("auditAnnotations", 5, "[]AuditAnnotation", "o", _ATOMIC),
         ("matchConditions", 6, "[]MatchCondition", "o", _BY_NAME),
         ("variables", 7, "[]Variable", "o", _BY_NAME),
@@ -144,16 +163,16 @@ TYPES = {
         }),
     ),
     "ValidatingWebhook": (
-        ("name", 1, "string", ""),
-        ("clientConfig", 2, "WebhookClientConfig", ""),
+        ("name", 1, "string", "r"),
+        ("clientConfig", 2, "WebhookClientConfig", "r"),
         ("rules", 3, "[]RuleWithOperations", "o", _ATOMIC),
-        ("failurePolicy", 4, "*string", "o"),
-        ("matchPolicy", 9, "*string", "o"),
+        ("failurePolicy", 4, "*string", "o", {"enum": "FailurePolicyType"}),
+        ("matchPolicy", 9, "*string", "o", {"enum": "MatchPolicyType"}),
         ("namespaceSelector", 5, "*meta.LabelSelector", "o"),
         ("objectSelector", 10, "*meta.LabelSelector", "o"),
-        ("sideEffects", 6, "*string", ""),
+        ("sideEffects", 6, "*string", "r", {"enum": "SideEffectClass"}),
         ("timeoutSeconds", 7, "*int32", "o"),
-        ("admissionReviewVersions", 8, "[]string", "", _ATOMIC),
+        ("admissionReviewVersions", 8, "[]string", "r", _ATOMIC),
         ("matchConditions", 11, "[]MatchCondition", "o", _BY_NAME),
     ),
     "ValidatingWebhookConfiguration": (
@@ -162,17 +181,17 @@ TYPES = {
     ),
     "ValidatingWebhookConfigurationList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ValidatingWebhookConfiguration", ""),
+        ("items", 2, "[]ValidatingWebhookConfiguration", "r"),
     ),
     "Validation": (
-        ("expression", 1, "string", ""),
+        ("expression", 1, "string", "r"),
         ("message", 2, "string", "o"),
         ("reason", 3, "*string", "o"),
         ("messageExpression", 4, "string", "o"),
     ),
     "Variable": (
-        ("name", 1, "string", ""),
-        ("expression", 2, "string", ""),
+        ("name", 1, "string", "r"),
+        ("expression", 2, "string", "r"),
     ),
     "WebhookClientConfig": (
         ("url", 3, "*string", "o"),

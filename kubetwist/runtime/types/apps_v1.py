@@ -25,15 +25,24 @@ KINDS = (
     "ControllerRevisionList",
 )
 
+#: C{+enum} string types: name -> the values of their constants, sorted (OpenAPI
+#: C{enum} on fields of that type).
+ENUMS = {
+    "DaemonSetUpdateStrategyType": ("OnDelete", "RollingUpdate"),
+    "DeploymentStrategyType": ("Recreate", "RollingUpdate"),
+    "PodManagementPolicyType": ("OrderedReady", "Parallel"),
+    "StatefulSetUpdateStrategyType": ("OnDelete", "RollingUpdate"),
+}
+
 TYPES = {
     "ControllerRevision": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
         ("data", 2, "RawExtension", "o"),
-        ("revision", 3, "int64", ""),
+        ("revision", 3, "int64", "r"),
     ),
     "ControllerRevisionList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ControllerRevision", ""),
+        ("items", 2, "[]ControllerRevision", "r"),
     ),
     "DaemonSet": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
@@ -41,28 +50,28 @@ TYPES = {
         ("status", 3, "DaemonSetStatus", "o"),
     ),
     "DaemonSetCondition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("lastTransitionTime", 3, "Time", "o"),
         ("reason", 4, "string", "o"),
         ("message", 5, "string", "o"),
     ),
     "DaemonSetList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]DaemonSet", ""),
+        ("items", 2, "[]DaemonSet", "r"),
     ),
     "DaemonSetSpec": (
-        ("selector", 1, "*meta.LabelSelector", ""),
-        ("template", 2, "core.PodTemplateSpec", ""),
+        ("selector", 1, "*meta.LabelSelector", "r"),
+        ("template", 2, "core.PodTemplateSpec", "r"),
         ("updateStrategy", 3, "DaemonSetUpdateStrategy", "o"),
         ("minReadySeconds", 4, "int32", "o"),
         ("revisionHistoryLimit", 6, "*int32", "o"),
     ),
     "DaemonSetStatus": (
-        ("currentNumberScheduled", 1, "int32", ""),
-        ("numberMisscheduled", 2, "int32", ""),
-        ("desiredNumberScheduled", 3, "int32", ""),
-        ("numberReady", 4, "int32", ""),
+        ("currentNumberScheduled", 1, "int32", "r"),
+        ("numberMisscheduled", 2, "int32", "r"),
+        ("desiredNumberScheduled", 3, "int32", "r"),
+        ("numberReady", 4, "int32", "r"),
         ("observedGeneration", 5, "int64", "o"),
         ("updatedNumberScheduled", 6, "int32", "o"),
         ("numberAvailable", 7, "int32", "o"),
@@ -76,7 +85,7 @@ TYPES = {
         }),
     ),
     "DaemonSetUpdateStrategy": (
-        ("type", 1, "string", "o"),
+        ("type", 1, "string", "o", {"enum": "DaemonSetUpdateStrategyType"}),
         ("rollingUpdate", 2, "*RollingUpdateDaemonSet", "o"),
     ),
     "Deployment": (
@@ -85,8 +94,8 @@ TYPES = {
         ("status", 3, "DeploymentStatus", "o"),
     ),
     "DeploymentCondition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("lastUpdateTime", 6, "Time", "o"),
         ("lastTransitionTime", 7, "Time", "o"),
         ("reason", 4, "string", "o"),
@@ -94,12 +103,12 @@ TYPES = {
     ),
     "DeploymentList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Deployment", ""),
+        ("items", 2, "[]Deployment", "r"),
     ),
     "DeploymentSpec": (
         ("replicas", 1, "*int32", "o"),
-        ("selector", 2, "*meta.LabelSelector", ""),
-        ("template", 3, "core.PodTemplateSpec", ""),
+        ("selector", 2, "*meta.LabelSelector", "r"),
+        ("template", 3, "core.PodTemplateSpec", "r"),
         ("strategy", 4, "DeploymentStrategy", "o", {"patch_strategy": "retainKeys"}),
         ("minReadySeconds", 5, "int32", "o"),
         ("revisionHistoryLimit", 6, "*int32", "o"),
@@ -122,7 +131,7 @@ TYPES = {
         ("collisionCount", 8, "*int32", "o"),
     ),
     "DeploymentStrategy": (
-        ("type", 1, "string", "o"),
+        ("type", 1, "string", "o", {"enum": "DeploymentStrategyType"}),
         ("rollingUpdate", 2, "*RollingUpdateDeployment", "o"),
     ),
     "ReplicaSet": (
@@ -131,24 +140,24 @@ TYPES = {
         ("status", 3, "ReplicaSetStatus", "o"),
     ),
     "ReplicaSetCondition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("lastTransitionTime", 3, "Time", "o"),
         ("reason", 4, "string", "o"),
         ("message", 5, "string", "o"),
     ),
     "ReplicaSetList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ReplicaSet", ""),
+        ("items", 2, "[]ReplicaSet", "r"),
     ),
     "ReplicaSetSpec": (
         ("replicas", 1, "*int32", "o"),
         ("minReadySeconds", 4, "int32", "o"),
-        ("selector", 2, "*meta.LabelSelector", ""),
+        ("selector", 2, "*meta.LabelSelector", "r"),
         ("template", 3, "core.PodTemplateSpec", "o"),
     ),
     "ReplicaSetStatus": (
-        ("replicas", 1, "int32", ""),
+        ("replicas", 1, "int32", "r"),
         ("fullyLabeledReplicas", 2, "int32", "o"),
         ("readyReplicas", 4, "int32", "o"),
         ("availableReplicas", 5, "int32", "o"),
@@ -178,15 +187,15 @@ TYPES = {
         ("status", 3, "StatefulSetStatus", "o"),
     ),
     "StatefulSetCondition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("lastTransitionTime", 3, "Time", "o"),
         ("reason", 4, "string", "o"),
         ("message", 5, "string", "o"),
     ),
     "StatefulSetList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]StatefulSet", ""),
+        ("items", 2, "[]StatefulSet", "r"),
     ),
     "StatefulSetOrdinals": (
         ("start", 1, "int32", ""),
@@ -197,11 +206,11 @@ TYPES = {
     ),
     "StatefulSetSpec": (
         ("replicas", 1, "*int32", "o"),
-        ("selector", 2, "*meta.LabelSelector", ""),
-        ("template", 3, "core.PodTemplateSpec", ""),
+        ("selector", 2, "*meta.LabelSelector", "r"),
+        ("template", 3, "core.PodTemplateSpec", "r"),
         ("volumeClaimTemplates", 4, "[]core.PersistentVolumeClaim", "o", {"list_type": "atomic"}),
-        ("serviceName", 5, "string", ""),
-        ("podManagementPolicy", 6, "string", "o"),
+        ("serviceName", 5, "string", "r"),
+        ("podManagementPolicy", 6, "string", "o", {"enum": "PodManagementPolicyType"}),
         ("updateStrategy", 7, "StatefulSetUpdateStrategy", "o"),
         ("revisionHistoryLimit", 8, "*int32", "o"),
         ("minReadySeconds", 9, "int32", "o"),
@@ -213,7 +222,7 @@ TYPES = {
     ),
     "StatefulSetStatus": (
         ("observedGeneration", 1, "int64", "o"),
-        ("replicas", 2, "int32", ""),
+        ("replicas", 2, "int32", "r"),
         ("readyReplicas", 3, "int32", "o"),
         ("currentReplicas", 4, "int32", "o"),
         ("updatedReplicas", 5, "int32", "o"),
@@ -229,7 +238,7 @@ TYPES = {
         ("availableReplicas", 11, "int32", ""),
     ),
     "StatefulSetUpdateStrategy": (
-        ("type", 1, "string", "o"),
+        ("type", 1, "string", "o", {"enum": "StatefulSetUpdateStrategyType"}),
         ("rollingUpdate", 2, "*RollingUpdateStatefulSetStrategy", "o"),
     ),
 }

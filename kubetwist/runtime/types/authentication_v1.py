@@ -24,7 +24,7 @@ KINDS = (
 TYPES = {
     "TokenReview": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
-        ("spec", 2, "TokenReviewSpec", ""),
+        ("spec", 2, "TokenReviewSpec", "r"),
         ("status", 3, "TokenReviewStatus", "o"),
     ),
     "TokenReviewSpec": (

@@ -26,17 +26,17 @@ KINDS = (
 TYPES = {
     "SubjectAccessReview": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
-        ("spec", 2, "SubjectAccessReviewSpec", ""),
+        ("spec", 2, "SubjectAccessReviewSpec", "r"),
         ("status", 3, "SubjectAccessReviewStatus", "o"),
     ),
     "SelfSubjectAccessReview": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
-        ("spec", 2, "SelfSubjectAccessReviewSpec", ""),
+        ("spec", 2, "SelfSubjectAccessReviewSpec", "r"),
         ("status", 3, "SubjectAccessReviewStatus", "o"),
     ),
     "LocalSubjectAccessReview": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
-        ("spec", 2, "SubjectAccessReviewSpec", ""),
+        ("spec", 2, "SubjectAccessReviewSpec", "r"),
         ("status", 3, "SubjectAccessReviewStatus", "o"),
     ),
     "ResourceAttributes": (
@@ -56,12 +56,7 @@ TYPES = {
     ),
     "FieldSelectorAttributes": (
         ("rawSelector", 1, "string", "o"),
-        ("requirements", 2, "[]FieldSelectorRequirement", "o", {"list_type": "atomic"}),
-    ),
-    "FieldSelectorRequirement": (
-        ("key", 1, "string", ""),
-        ("operator", 2, "string", ""),
-        ("values", 3, "[]string", "o", {"list_type": "atomic"}),
+        ("requirements", 2, "[]meta.FieldSelectorRequirement", "o", {"list_type": "atomic"}),
     ),
     "NonResourceAttributes": (
         ("path", 1, "string", "o"),
@@ -80,33 +75,33 @@ TYPES = {
         ("nonResourceAttributes", 2, "*NonResourceAttributes", "o"),
     ),
     "SubjectAccessReviewStatus": (
-        ("allowed", 1, "bool", ""),
+        ("allowed", 1, "bool", "r"),
         ("denied", 4, "bool", "o"),
         ("reason", 2, "string", "o"),
         ("evaluationError", 3, "string", "o"),
     ),
     "SelfSubjectRulesReview": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
-        ("spec", 2, "SelfSubjectRulesReviewSpec", ""),
+        ("spec", 2, "SelfSubjectRulesReviewSpec", "r"),
         ("status", 3, "SubjectRulesReviewStatus", "o"),
     ),
     "SelfSubjectRulesReviewSpec": (
         ("namespace", 1, "string", "o"),
     ),
     "ResourceRule": (
-        ("verbs", 1, "[]string", "", {"list_type": "atomic"}),
+        ("verbs", 1, "[]string", "r", {"list_type": "atomic"}),
         ("apiGroups", 2, "[]string", "o", {"list_type": "atomic"}),
         ("resources", 3, "[]string", "o", {"list_type": "atomic"}),
         ("resourceNames", 4, "[]string", "o", {"list_type": "atomic"}),
     ),
     "NonResourceRule": (
-        ("verbs", 1, "[]string", "", {"list_type": "atomic"}),
+        ("verbs", 1, "[]string", "r", {"list_type": "atomic"}),
         ("nonResourceURLs", 2, "[]string", "o", {"list_type": "atomic"}),
     ),
     "SubjectRulesReviewStatus": (
-        ("resourceRules", 1, "[]ResourceRule", "", {"list_type": "atomic"}),
-        ("nonResourceRules", 2, "[]NonResourceRule", "", {"list_type": "atomic"}),
-        ("incomplete", 3, "bool", ""),
+        ("resourceRules", 1, "[]ResourceRule", "r", {"list_type": "atomic"}),
+        ("nonResourceRules", 2, "[]NonResourceRule", "r", {"list_type": "atomic"}),
+        ("incomplete", 3, "bool", "r"),
         ("evaluationError", 4, "string", "o"),
     ),
 }

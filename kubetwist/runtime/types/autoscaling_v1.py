@@ -18,10 +18,15 @@ KINDS = (
     "HorizontalPodAutoscalerList",
 )
 
+#: Struct-level markers (C{+structType=atomic}): type name -> struct type.
+STRUCT_TYPES = {
+    "CrossVersionObjectReference": "atomic",
+}
+
 TYPES = {
     "CrossVersionObjectReference": (
-        ("kind", 1, "string", ""),
-        ("name", 2, "string", ""),
+        ("kind", 1, "string", "r"),
+        ("name", 2, "string", "r"),
         ("apiVersion", 3, "string", "o"),
     ),
     "HorizontalPodAutoscaler": (
@@ -31,19 +36,19 @@ TYPES = {
     ),
     "HorizontalPodAutoscalerList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]HorizontalPodAutoscaler", ""),
+        ("items", 2, "[]HorizontalPodAutoscaler", "r"),
     ),
     "HorizontalPodAutoscalerSpec": (
-        ("scaleTargetRef", 1, "CrossVersionObjectReference", ""),
+        ("scaleTargetRef", 1, "CrossVersionObjectReference", "r"),
         ("minReplicas", 2, "*int32", "o"),
-        ("maxReplicas", 3, "int32", ""),
+        ("maxReplicas", 3, "int32", "r"),
         ("targetCPUUtilizationPercentage", 4, "*int32", "o"),
     ),
     "HorizontalPodAutoscalerStatus": (
         ("observedGeneration", 1, "*int64", "o"),
         ("lastScaleTime", 2, "*Time", "o"),
-        ("currentReplicas", 3, "int32", ""),
-        ("desiredReplicas", 4, "int32", ""),
+        ("currentReplicas", 3, "int32", "r"),
+        ("desiredReplicas", 4, "int32", "r"),
         ("currentCPUUtilizationPercentage", 5, "*int32", "o"),
     ),
     "Scale": (
@@ -55,7 +60,7 @@ TYPES = {
         ("replicas", 1, "int32", "o"),
     ),
     "ScaleStatus": (
-        ("replicas", 1, "int32", ""),
+        ("replicas", 1, "int32", "r"),
         ("selector", 2, "string", "o"),
     ),
 }

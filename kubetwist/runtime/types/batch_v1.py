@@ -19,6 +19,16 @@ KINDS = (
     "CronJobList",
 )
 
+#: C{+enum} string types: name -> the values of their constants, sorted (OpenAPI
+#: C{enum} on fields of that type).
+ENUMS = {
+    "CompletionMode": ("Indexed", "NonIndexed"),
+    "ConcurrencyPolicy": ("Allow", "Forbid", "Replace"),
+    "PodFailurePolicyAction": ("Count", "FailIndex", "FailJob", "Ignore"),
+    "PodFailurePolicyOnExitCodesOperator": ("In", "NotIn"),
+    "PodReplacementPolicy": ("Failed", "TerminatingOrFailed"),
+}
+
 TYPES = {
     "CronJob": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
@@ -27,15 +37,15 @@ TYPES = {
     ),
     "CronJobList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]CronJob", ""),
+        ("items", 2, "[]CronJob", "r"),
     ),
     "CronJobSpec": (
-        ("schedule", 1, "string", ""),
+        ("schedule", 1, "string", "r"),
         ("timeZone", 8, "*string", "o"),
         ("startingDeadlineSeconds", 2, "*int64", "o"),
-        ("concurrencyPolicy", 3, "string", "o"),
+        ("concurrencyPolicy", 3, "string", "o", {"enum": "ConcurrencyPolicy"}),
         ("suspend", 4, "*bool", "o"),
-        ("jobTemplate", 5, "JobTemplateSpec", ""),
+        ("jobTemplate", 5, "JobTemplateSpec", "r"),
         ("successfulJobsHistoryLimit", 6, "*int32", "o"),
         ("failedJobsHistoryLimit", 7, "*int32", "o"),
     ),
@@ -50,8 +60,8 @@ TYPES = {
         ("status", 3, "JobStatus", "o"),
     ),
     "JobCondition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("lastProbeTime", 3, "Time", "o"),
         ("lastTransitionTime", 4, "Time", "o"),
         ("reason", 5, "string", "o"),
@@ -59,7 +69,7 @@ TYPES = {
     ),
     "JobList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Job", ""),
+        ("items", 2, "[]Job", "r"),
     ),
     "JobSpec": (
         ("parallelism", 1, "*int32", "o"),
@@ -72,15 +82,16 @@ TYPES = {
         ("maxFailedIndexes", 13, "*int32", "o"),
         ("selector", 4, "*meta.LabelSelector", "o"),
         ("manualSelector", 5, "*bool", "o"),
-        ("template", 6, "core.PodTemplateSpec", ""),
+        ("template", 6, "core.PodTemplateSpec", "r"),
         ("ttlSecondsAfterFinished", 8, "*int32", "o"),
-        ("completionMode", 9, "*string", "o"),
+        ("completionMode", 9, "*string", "o", {"enum": "CompletionMode"}),
         ("suspend", 10, "*bool", "o"),
-        ("podReplacementPolicy", 14, "*string", "o"),
+        ("podReplacementPolicy", 14, "*string", "o", {"enum": "PodReplacementPolicy"}),
         ("managedBy", 15, "*string", "o"),
     ),
     "JobStatus": (
-        ("conditions", 1, "[]JobCondition", "o", {"patch_strategy": "merge", "patch_merge_key": "type", "list_type": "atomic"}),
+        ("conditions", 1, "[]JobCondition", "o", {
+            "patch_strategy": "merge", "patch_merge_key": "type", "list_type": "atomic"}),
         ("startTime", 2, "*Time", "o"),
         ("completionTime", 3, "*Time", "o"),
         ("active", 4, "int32", "o"),
@@ -97,24 +108,25 @@ TYPES = {
         ("spec", 2, "JobSpec", "o"),
     ),
     "PodFailurePolicy": (
-        ("rules", 1, "[]PodFailurePolicyRule", "", {"list_type": "atomic"}),
+        ("rules", 1, "[]PodFailurePolicyRule", "r", {"list_type": "atomic"}),
     ),
     "PodFailurePolicyOnExitCodesRequirement": (
         ("containerName", 1, "*string", "o"),
-        ("operator", 2, "string", ""),
-        ("values", 3, "[]int32", "", {"list_type": "set"}),
+        ("operator", 2, "string", "r", {"enum": "PodFailurePolicyOnExitCodesOperator"}),
+        ("values", 3, "[]int32", "r", {"list_type": "set"}),
     ),
     "PodFailurePolicyOnPodConditionsPattern": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
     ),
     "PodFailurePolicyRule": (
-        ("action", 1, "string", ""),
+        ("action", 1, "string", "r", {"enum": "PodFailurePolicyAction"}),
         ("onExitCodes", 2, "*PodFailurePolicyOnExitCodesRequirement", "o"),
-        ("onPodConditions", 3, "[]PodFailurePolicyOnPodConditionsPattern", "o", {"list_type": "atomic"}),
+        ("onPodConditions", 3, "[]PodFailurePolicyOnPodConditionsPattern", "o",
+         {"list_type": "atomic"}),
     ),
     "SuccessPolicy": (
-        ("rules", 1, "[]SuccessPolicyRule", "", {"list_type": "atomic"}),
+        ("rules", 1, "[]SuccessPolicyRule", "r", {"list_type": "atomic"}),
     ),
     "SuccessPolicyRule": (
         ("succeededIndexes", 1, "*string", "o"),

@@ -24,12 +24,12 @@ KINDS = (
 TYPES = {
     "CertificateSigningRequest": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
-        ("spec", 2, "CertificateSigningRequestSpec", ""),
+        ("spec", 2, "CertificateSigningRequestSpec", "r"),
         ("status", 3, "CertificateSigningRequestStatus", "o"),
     ),
     "CertificateSigningRequestCondition": (
-        ("type", 1, "string", ""),
-        ("status", 6, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 6, "string", "r"),
         ("reason", 2, "string", "o"),
         ("message", 3, "string", "o"),
         ("lastUpdateTime", 4, "Time", "o"),
@@ -37,11 +37,11 @@ TYPES = {
     ),
     "CertificateSigningRequestList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]CertificateSigningRequest", ""),
+        ("items", 2, "[]CertificateSigningRequest", "r"),
     ),
     "CertificateSigningRequestSpec": (
-        ("request", 1, "bytes", ""),
-        ("signerName", 7, "string", ""),
+        ("request", 1, "bytes", "r", {"list_type": "atomic"}),
+        ("signerName", 7, "string", "r"),
         ("expirationSeconds", 8, "*int32", "o"),
         ("usages", 5, "[]string", "o", {"list_type": "atomic"}),
         ("username", 2, "string", "o"),

@@ -24,7 +24,7 @@ TYPES = {
     ),
     "LeaseList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Lease", ""),
+        ("items", 2, "[]Lease", "r"),
     ),
     "LeaseSpec": (
         ("holderIdentity", 1, "*string", "o"),

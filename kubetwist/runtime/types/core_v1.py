@@ -46,9 +46,78 @@ KINDS = (
     "ComponentStatusList",
 )
 
+#: Struct-level markers (C{+structType=atomic}): type name -> struct type.
+STRUCT_TYPES = {
+    "ConfigMapKeySelector": "atomic",
+    "EndpointAddress": "atomic",
+    "EndpointPort": "atomic",
+    "LocalObjectReference": "atomic",
+    "NodeSelector": "atomic",
+    "NodeSelectorTerm": "atomic",
+    "ObjectFieldSelector": "atomic",
+    "ObjectReference": "atomic",
+    "ResourceFieldSelector": "atomic",
+    "ScopeSelector": "atomic",
+    "SecretKeySelector": "atomic",
+    "TypedLocalObjectReference": "atomic",
+}
+
+#: C{+union} structs: type name -> (discriminator, {member json name: Go field name}),
+#: published as C{x-kubernetes-unions}.
+UNIONS = {
+    "AppArmorProfile": ("type", {"localhostProfile": "LocalhostProfile"}),
+    "SeccompProfile": ("type", {"localhostProfile": "LocalhostProfile"}),
+}
+
+#: C{+enum} string types: name -> the values of their constants, sorted (OpenAPI
+#: C{enum} on fields of that type).
+ENUMS = {
+    "AppArmorProfileType": ("Localhost", "RuntimeDefault", "Unconfined"),
+    "AzureDataDiskCachingMode": ("None", "ReadOnly", "ReadWrite"),
+    "AzureDataDiskKind": ("Dedicated", "Managed", "Shared"),
+    "DNSPolicy": ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"),
+    "HostPathType": (
+        "", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate",
+        "Socket",
+    ),
+    "IPFamilyPolicy": ("PreferDualStack", "RequireDualStack", "SingleStack"),
+    "MountPropagationMode": ("Bidirectional", "HostToContainer", "None"),
+    "NamespacePhase": ("Active", "Terminating"),
+    "NodeInclusionPolicy": ("Honor", "Ignore"),
+    "NodePhase": ("Pending", "Running", "Terminated"),
+    "NodeSelectorOperator": ("DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"),
+    "PersistentVolumeClaimModifyVolumeStatus": ("InProgress", "Infeasible", "Pending"),
+    "PersistentVolumeClaimPhase": ("Bound", "Lost", "Pending"),
+    "PersistentVolumeMode": ("Block", "Filesystem"),
+    "PodFSGroupChangePolicy": ("Always", "OnRootMismatch"),
+    "PodPhase": ("Failed", "Pending", "Running", "Succeeded", "Unknown"),
+    "PodQOSClass": ("BestEffort", "Burstable", "Guaranteed"),
+    "PreemptionPolicy": ("Never", "PreemptLowerPriority"),
+    "ProcMountType": ("Default", "Unmasked"),
+    "Protocol": ("SCTP", "TCP", "UDP"),
+    "PullPolicy": ("Always", "IfNotPresent", "Never"),
+    "ResourceQuotaScope": (
+        "BestEffort", "CrossNamespacePodAffinity", "NotBestEffort", "NotTerminating",
+        "PriorityClass", "Terminating",
+    ),
+    "RestartPolicy": ("Always", "Never", "OnFailure"),
+    "ScopeSelectorOperator": ("DoesNotExist", "Exists", "In", "NotIn"),
+    "SeccompProfileType": ("Localhost", "RuntimeDefault", "Unconfined"),
+    "ServiceAffinity": ("ClientIP", "None"),
+    "ServiceExternalTrafficPolicy": ("Cluster", "Local"),
+    "ServiceInternalTrafficPolicy": ("Cluster", "Local"),
+    "ServiceType": ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort"),
+    "SupplementalGroupsPolicy": ("Merge", "Strict"),
+    "TaintEffect": ("NoExecute", "NoSchedule", "PreferNoSchedule"),
+    "TerminationMessagePolicy": ("FallbackToLogsOnError", "File"),
+    "TolerationOperator": ("Equal", "Exists"),
+    "URIScheme": ("HTTP", "HTTPS"),
+    "UnsatisfiableConstraintAction": ("DoNotSchedule", "ScheduleAnyway"),
+}
+
 TYPES = {
     "AWSElasticBlockStoreVolumeSource": (
-        ("volumeID", 1, "string", ""),
+        ("volumeID", 1, "string", "r"),
         ("fsType", 2, "string", "o"),
         ("partition", 3, "int32", "o"),
         ("readOnly", 4, "bool", "o"),
@@ -59,28 +128,29 @@ TYPES = {
         ("podAntiAffinity", 3, "*PodAntiAffinity", "o"),
     ),
     "AppArmorProfile": (
-        ("type", 1, "string", ""),
+        ("type", 1, "string", "r", {"enum": "AppArmorProfileType"}),
         ("localhostProfile", 2, "*string", "o"),
     ),
     "AzureDiskVolumeSource": (
-        ("diskName", 1, "string", ""),
-        ("diskURI", 2, "string", ""),
-        ("cachingMode", 3, "*string", "o"),
-        ("fsType", 4, "*string", "o"),
-        ("readOnly", 5, "*bool", "o"),
-        ("kind", 6, "*string", "o"),
+        ("diskName", 1, "string", "r"),
+        ("diskURI", 2, "string", "r"),
+        ("cachingMode", 3, "*string", "o",
+         {"default": "ReadWrite", "enum": "AzureDataDiskCachingMode"}),
+        ("fsType", 4, "*string", "o", {"default": "ext4"}),
+        ("readOnly", 5, "*bool", "o", {"default": False}),
+        ("kind", 6, "*string", "o", {"default": "Shared", "enum": "AzureDataDiskKind"}),
     ),
     "AzureFileVolumeSource": (
-        ("secretName", 1, "string", ""),
-        ("shareName", 2, "string", ""),
+        ("secretName", 1, "string", "r"),
+        ("shareName", 2, "string", "r"),
         ("readOnly", 3, "bool", "o"),
     ),
     "Binding": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
-        ("target", 2, "ObjectReference", ""),
+        ("target", 2, "ObjectReference", "r"),
     ),
     "CSIVolumeSource": (
-        ("driver", 1, "string", ""),
+        ("driver", 1, "string", "r"),
         ("readOnly", 2, "*bool", "o"),
         ("fsType", 3, "*string", "o"),
         ("volumeAttributes", 4, "map[string]string", "o"),
@@ -91,7 +161,7 @@ TYPES = {
         ("drop", 2, "[]string", "o", {"list_type": "atomic"}),
     ),
     "CephFSVolumeSource": (
-        ("monitors", 1, "[]string", "", {"list_type": "atomic"}),
+        ("monitors", 1, "[]string", "r", {"list_type": "atomic"}),
         ("path", 2, "string", "o"),
         ("user", 3, "string", "o"),
         ("secretFile", 4, "string", "o"),
@@ -99,7 +169,7 @@ TYPES = {
         ("readOnly", 6, "bool", "o"),
     ),
     "CinderVolumeSource": (
-        ("volumeID", 1, "string", ""),
+        ("volumeID", 1, "string", "r"),
         ("fsType", 2, "string", "o"),
         ("readOnly", 3, "bool", "o"),
         ("secretRef", 4, "*LocalObjectReference", "o"),
@@ -112,11 +182,11 @@ TYPES = {
         ("signerName", 2, "*string", "o"),
         ("labelSelector", 3, "*meta.LabelSelector", "o"),
         ("optional", 5, "*bool", "o"),
-        ("path", 4, "string", ""),
+        ("path", 4, "string", "r"),
     ),
     "ComponentCondition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("message", 3, "string", "o"),
         ("error", 4, "string", "o"),
     ),
@@ -131,7 +201,7 @@ TYPES = {
     ),
     "ComponentStatusList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ComponentStatus", ""),
+        ("items", 2, "[]ComponentStatus", "r"),
     ),
     "ConfigMap": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
@@ -145,12 +215,12 @@ TYPES = {
     ),
     "ConfigMapKeySelector": (
         ("", 1, "LocalObjectReference", "i"),
-        ("key", 2, "string", ""),
+        ("key", 2, "string", "r"),
         ("optional", 3, "*bool", "o"),
     ),
     "ConfigMapList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ConfigMap", ""),
+        ("items", 2, "[]ConfigMap", "r"),
     ),
     "ConfigMapProjection": (
         ("", 1, "LocalObjectReference", "i"),
@@ -164,7 +234,7 @@ TYPES = {
         ("optional", 4, "*bool", "o"),
     ),
     "Container": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
         ("image", 2, "string", "o"),
         ("command", 3, "[]string", "o", {"list_type": "atomic"}),
         ("args", 4, "[]string", "o", {"list_type": "atomic"}),
@@ -202,8 +272,8 @@ TYPES = {
         ("startupProbe", 22, "*Probe", "o"),
         ("lifecycle", 12, "*Lifecycle", "o"),
         ("terminationMessagePath", 13, "string", "o"),
-        ("terminationMessagePolicy", 20, "string", "o"),
-        ("imagePullPolicy", 14, "string", "o"),
+        ("terminationMessagePolicy", 20, "string", "o", {"enum": "TerminationMessagePolicy"}),
+        ("imagePullPolicy", 14, "string", "o", {"enum": "PullPolicy"}),
         ("securityContext", 15, "*SecurityContext", "o"),
         ("stdin", 16, "bool", "o"),
         ("stdinOnce", 17, "bool", "o"),
@@ -212,13 +282,13 @@ TYPES = {
     "ContainerPort": (
         ("name", 1, "string", "o"),
         ("hostPort", 2, "int32", "o"),
-        ("containerPort", 3, "int32", ""),
-        ("protocol", 4, "string", "o"),
+        ("containerPort", 3, "int32", "r"),
+        ("protocol", 4, "string", "o", {"default": "TCP", "enum": "Protocol"}),
         ("hostIP", 5, "string", "o"),
     ),
     "ContainerResizePolicy": (
-        ("resourceName", 1, "string", ""),
-        ("restartPolicy", 2, "string", ""),
+        ("resourceName", 1, "string", "r"),
+        ("restartPolicy", 2, "string", "r"),
     ),
     "ContainerState": (
         ("waiting", 1, "*ContainerStateWaiting", "o"),
@@ -229,7 +299,7 @@ TYPES = {
         ("startedAt", 1, "Time", "o"),
     ),
     "ContainerStateTerminated": (
-        ("exitCode", 1, "int32", ""),
+        ("exitCode", 1, "int32", "r"),
         ("signal", 2, "int32", "o"),
         ("reason", 3, "string", "o"),
         ("message", 4, "string", "o"),
@@ -242,13 +312,13 @@ TYPES = {
         ("message", 2, "string", "o"),
     ),
     "ContainerStatus": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
         ("state", 2, "ContainerState", "o"),
         ("lastState", 3, "ContainerState", "o"),
-        ("ready", 4, "bool", ""),
-        ("restartCount", 5, "int32", ""),
-        ("image", 6, "string", ""),
-        ("imageID", 7, "string", ""),
+        ("ready", 4, "bool", "r"),
+        ("restartCount", 5, "int32", "r"),
+        ("image", 6, "string", "r"),
+        ("imageID", 7, "string", "r"),
         ("containerID", 8, "string", "o"),
         ("started", 9, "*bool", "o"),
         ("allocatedResources", 10, "map[string]Quantity", "o"),
@@ -274,7 +344,7 @@ TYPES = {
         ("items", 1, "[]DownwardAPIVolumeFile", "o", {"list_type": "atomic"}),
     ),
     "DownwardAPIVolumeFile": (
-        ("path", 1, "string", ""),
+        ("path", 1, "string", "r"),
         ("fieldRef", 2, "*ObjectFieldSelector", "o"),
         ("resourceFieldRef", 3, "*ResourceFieldSelector", "o"),
         ("mode", 4, "*int32", "o"),
@@ -288,15 +358,15 @@ TYPES = {
         ("sizeLimit", 2, "*Quantity", "o"),
     ),
     "EndpointAddress": (
-        ("ip", 1, "string", ""),
+        ("ip", 1, "string", "r"),
         ("hostname", 3, "string", "o"),
         ("nodeName", 4, "*string", "o"),
         ("targetRef", 2, "*ObjectReference", "o"),
     ),
     "EndpointPort": (
         ("name", 1, "string", "o"),
-        ("port", 2, "int32", ""),
-        ("protocol", 3, "string", "o"),
+        ("port", 2, "int32", "r"),
+        ("protocol", 3, "string", "o", {"enum": "Protocol"}),
         ("appProtocol", 4, "*string", "o"),
     ),
     "EndpointSubset": (
@@ -310,7 +380,7 @@ TYPES = {
     ),
     "EndpointsList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Endpoints", ""),
+        ("items", 2, "[]Endpoints", "r"),
     ),
     "EnvFromSource": (
         ("prefix", 1, "string", "o"),
@@ -318,7 +388,7 @@ TYPES = {
         ("secretRef", 3, "*SecretEnvSource", "o"),
     ),
     "EnvVar": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
         ("value", 2, "string", "o"),
         ("valueFrom", 3, "*EnvVarSource", "o"),
     ),
@@ -333,7 +403,7 @@ TYPES = {
         ("targetContainerName", 2, "string", "o"),
     ),
     "EphemeralContainerCommon": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
         ("image", 2, "string", "o"),
         ("command", 3, "[]string", "o", {"list_type": "atomic"}),
         ("args", 4, "[]string", "o", {"list_type": "atomic"}),
@@ -371,8 +441,8 @@ TYPES = {
         ("startupProbe", 22, "*Probe", "o"),
         ("lifecycle", 12, "*Lifecycle", "o"),
         ("terminationMessagePath", 13, "string", "o"),
-        ("terminationMessagePolicy", 20, "string", "o"),
-        ("imagePullPolicy", 14, "string", "o"),
+        ("terminationMessagePolicy", 20, "string", "o", {"enum": "TerminationMessagePolicy"}),
+        ("imagePullPolicy", 14, "string", "o", {"enum": "PullPolicy"}),
         ("securityContext", 15, "*SecurityContext", "o"),
         ("stdin", 16, "bool", "o"),
         ("stdinOnce", 17, "bool", "o"),
@@ -382,8 +452,8 @@ TYPES = {
         ("volumeClaimTemplate", 1, "*PersistentVolumeClaimTemplate", "o"),
     ),
     "Event": (
-        ("metadata", 1, "meta.ObjectMeta", ""),
-        ("involvedObject", 2, "ObjectReference", ""),
+        ("metadata", 1, "meta.ObjectMeta", "r"),
+        ("involvedObject", 2, "ObjectReference", "r"),
         ("reason", 3, "string", "o"),
         ("message", 4, "string", "o"),
         ("source", 5, "EventSource", "o"),
@@ -400,7 +470,7 @@ TYPES = {
     ),
     "EventList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Event", ""),
+        ("items", 2, "[]Event", "r"),
     ),
     "EventSeries": (
         ("count", 1, "int32", "o"),
@@ -421,7 +491,7 @@ TYPES = {
         ("wwids", 5, "[]string", "o", {"list_type": "atomic"}),
     ),
     "FlexVolumeSource": (
-        ("driver", 1, "string", ""),
+        ("driver", 1, "string", "r"),
         ("fsType", 2, "string", "o"),
         ("secretRef", 3, "*LocalObjectReference", "o"),
         ("readOnly", 4, "bool", "o"),
@@ -432,52 +502,52 @@ TYPES = {
         ("datasetUUID", 2, "string", "o"),
     ),
     "GCEPersistentDiskVolumeSource": (
-        ("pdName", 1, "string", ""),
+        ("pdName", 1, "string", "r"),
         ("fsType", 2, "string", "o"),
         ("partition", 3, "int32", "o"),
         ("readOnly", 4, "bool", "o"),
     ),
     "GRPCAction": (
-        ("port", 1, "int32", ""),
-        ("service", 2, "*string", ""),
+        ("port", 1, "int32", "r"),
+        ("service", 2, "*string", "", {"default": ""}),
     ),
     "GitRepoVolumeSource": (
-        ("repository", 1, "string", ""),
+        ("repository", 1, "string", "r"),
         ("revision", 2, "string", "o"),
         ("directory", 3, "string", "o"),
     ),
     "GlusterfsVolumeSource": (
-        ("endpoints", 1, "string", ""),
-        ("path", 2, "string", ""),
+        ("endpoints", 1, "string", "r"),
+        ("path", 2, "string", "r"),
         ("readOnly", 3, "bool", "o"),
     ),
     "HTTPGetAction": (
         ("path", 1, "string", "o"),
-        ("port", 2, "IntOrString", ""),
+        ("port", 2, "IntOrString", "r"),
         ("host", 3, "string", "o"),
-        ("scheme", 4, "string", "o"),
+        ("scheme", 4, "string", "o", {"enum": "URIScheme"}),
         ("httpHeaders", 5, "[]HTTPHeader", "o", {"list_type": "atomic"}),
     ),
     "HTTPHeader": (
-        ("name", 1, "string", ""),
-        ("value", 2, "string", ""),
+        ("name", 1, "string", "r"),
+        ("value", 2, "string", "r"),
     ),
     "HostAlias": (
-        ("ip", 1, "string", ""),
+        ("ip", 1, "string", "r"),
         ("hostnames", 2, "[]string", "o", {"list_type": "atomic"}),
     ),
     "HostIP": (
-        ("ip", 1, "string", ""),
+        ("ip", 1, "string", "r"),
     ),
     "HostPathVolumeSource": (
-        ("path", 1, "string", ""),
-        ("type", 2, "*string", "o"),
+        ("path", 1, "string", "r"),
+        ("type", 2, "*string", "o", {"enum": "HostPathType"}),
     ),
     "ISCSIVolumeSource": (
-        ("targetPortal", 1, "string", ""),
-        ("iqn", 2, "string", ""),
-        ("lun", 3, "int32", ""),
-        ("iscsiInterface", 4, "string", "o"),
+        ("targetPortal", 1, "string", "r"),
+        ("iqn", 2, "string", "r"),
+        ("lun", 3, "int32", "r"),
+        ("iscsiInterface", 4, "string", "o", {"default": "default"}),
         ("fsType", 5, "string", "o"),
         ("readOnly", 6, "bool", "o"),
         ("portals", 7, "[]string", "o", {"list_type": "atomic"}),
@@ -488,11 +558,11 @@ TYPES = {
     ),
     "ImageVolumeSource": (
         ("reference", 1, "string", "o"),
-        ("pullPolicy", 2, "string", "o"),
+        ("pullPolicy", 2, "string", "o", {"enum": "PullPolicy"}),
     ),
     "KeyToPath": (
-        ("key", 1, "string", ""),
-        ("path", 2, "string", ""),
+        ("key", 1, "string", "r"),
+        ("path", 2, "string", "r"),
         ("mode", 3, "*int32", "o"),
     ),
     "Lifecycle": (
@@ -506,8 +576,8 @@ TYPES = {
         ("sleep", 4, "*SleepAction", "o"),
     ),
     "LinuxContainerUser": (
-        ("uid", 1, "int64", ""),
-        ("gid", 2, "int64", ""),
+        ("uid", 1, "int64", "r"),
+        ("gid", 2, "int64", "r"),
         ("supplementalGroups", 3, "[]int64", "o", {"list_type": "atomic"}),
     ),
     "LoadBalancerIngress": (
@@ -520,15 +590,15 @@ TYPES = {
         ("ingress", 1, "[]LoadBalancerIngress", "o", {"list_type": "atomic"}),
     ),
     "LocalObjectReference": (
-        ("name", 1, "string", "o"),
+        ("name", 1, "string", "o", {"default": ""}),
     ),
     "ModifyVolumeStatus": (
         ("targetVolumeAttributesClassName", 1, "string", "o"),
-        ("status", 2, "string", ""),
+        ("status", 2, "string", "r", {"enum": "PersistentVolumeClaimModifyVolumeStatus"}),
     ),
     "NFSVolumeSource": (
-        ("server", 1, "string", ""),
-        ("path", 2, "string", ""),
+        ("server", 1, "string", "r"),
+        ("path", 2, "string", "r"),
         ("readOnly", 3, "bool", "o"),
     ),
     "Namespace": (
@@ -537,21 +607,21 @@ TYPES = {
         ("status", 3, "NamespaceStatus", "o"),
     ),
     "NamespaceCondition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("lastTransitionTime", 4, "Time", "o"),
         ("reason", 5, "string", "o"),
         ("message", 6, "string", "o"),
     ),
     "NamespaceList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Namespace", ""),
+        ("items", 2, "[]Namespace", "r"),
     ),
     "NamespaceSpec": (
         ("finalizers", 1, "[]string", "o", {"list_type": "atomic"}),
     ),
     "NamespaceStatus": (
-        ("phase", 1, "string", "o"),
+        ("phase", 1, "string", "o", {"enum": "NamespacePhase"}),
         ("conditions", 2, "[]NamespaceCondition", "o", {
             "patch_strategy": "merge",
             "patch_merge_key": "type",
@@ -566,11 +636,11 @@ TYPES = {
         }),
     ),
     "NodeSelector": (
-        ("nodeSelectorTerms", 1, "[]NodeSelectorTerm", "", {"list_type": "atomic"}),
+        ("nodeSelectorTerms", 1, "[]NodeSelectorTerm", "r", {"list_type": "atomic"}),
     ),
     "NodeSelectorRequirement": (
-        ("key", 1, "string", ""),
-        ("operator", 2, "string", ""),
+        ("key", 1, "string", "r"),
+        ("operator", 2, "string", "r", {"enum": "NodeSelectorOperator"}),
         ("values", 3, "[]string", "o", {"list_type": "atomic"}),
     ),
     "NodeSelectorTerm": (
@@ -579,7 +649,7 @@ TYPES = {
     ),
     "ObjectFieldSelector": (
         ("apiVersion", 1, "string", "o"),
-        ("fieldPath", 2, "string", ""),
+        ("fieldPath", 2, "string", "r"),
     ),
     "ObjectReference": (
         ("kind", 1, "string", "o"),
@@ -596,8 +666,8 @@ TYPES = {
         ("status", 3, "PersistentVolumeClaimStatus", "o"),
     ),
     "PersistentVolumeClaimCondition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("lastProbeTime", 3, "Time", "o"),
         ("lastTransitionTime", 4, "Time", "o"),
         ("reason", 5, "string", "o"),
@@ -605,7 +675,7 @@ TYPES = {
     ),
     "PersistentVolumeClaimList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]PersistentVolumeClaim", ""),
+        ("items", 2, "[]PersistentVolumeClaim", "r"),
     ),
     "PersistentVolumeClaimSpec": (
         ("accessModes", 1, "[]string", "o", {"list_type": "atomic"}),
@@ -613,13 +683,13 @@ TYPES = {
         ("resources", 2, "VolumeResourceRequirements", "o"),
         ("volumeName", 3, "string", "o"),
         ("storageClassName", 5, "*string", "o"),
-        ("volumeMode", 6, "*string", "o"),
+        ("volumeMode", 6, "*string", "o", {"enum": "PersistentVolumeMode"}),
         ("dataSource", 7, "*TypedLocalObjectReference", "o"),
         ("dataSourceRef", 8, "*TypedObjectReference", "o"),
         ("volumeAttributesClassName", 9, "*string", "o"),
     ),
     "PersistentVolumeClaimStatus": (
-        ("phase", 1, "string", "o"),
+        ("phase", 1, "string", "o", {"enum": "PersistentVolumeClaimPhase"}),
         ("accessModes", 2, "[]string", "o", {"list_type": "atomic"}),
         ("capacity", 3, "map[string]Quantity", "o"),
         ("conditions", 4, "[]PersistentVolumeClaimCondition", "o", {
@@ -635,14 +705,14 @@ TYPES = {
     ),
     "PersistentVolumeClaimTemplate": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
-        ("spec", 2, "PersistentVolumeClaimSpec", ""),
+        ("spec", 2, "PersistentVolumeClaimSpec", "r"),
     ),
     "PersistentVolumeClaimVolumeSource": (
-        ("claimName", 1, "string", ""),
+        ("claimName", 1, "string", "r"),
         ("readOnly", 2, "bool", "o"),
     ),
     "PhotonPersistentDiskVolumeSource": (
-        ("pdID", 1, "string", ""),
+        ("pdID", 1, "string", "r"),
         ("fsType", 2, "string", "o"),
     ),
     "Pod": (
@@ -661,7 +731,7 @@ TYPES = {
     "PodAffinityTerm": (
         ("labelSelector", 1, "*meta.LabelSelector", "o"),
         ("namespaces", 2, "[]string", "o", {"list_type": "atomic"}),
-        ("topologyKey", 3, "string", ""),
+        ("topologyKey", 3, "string", "r"),
         ("namespaceSelector", 4, "*meta.LabelSelector", "o"),
         ("matchLabelKeys", 5, "[]string", "o", {"list_type": "atomic"}),
         ("mismatchLabelKeys", 6, "[]string", "o", {"list_type": "atomic"}),
@@ -675,8 +745,8 @@ TYPES = {
         }),
     ),
     "PodCondition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("lastProbeTime", 3, "Time", "o"),
         ("lastTransitionTime", 4, "Time", "o"),
         ("reason", 5, "string", "o"),
@@ -692,29 +762,29 @@ TYPES = {
         ("value", 2, "*string", "o"),
     ),
     "PodIP": (
-        ("ip", 1, "string", ""),
+        ("ip", 1, "string", "r"),
     ),
     "PodList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Pod", ""),
+        ("items", 2, "[]Pod", "r"),
     ),
     "PodOS": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
     ),
     "PodReadinessGate": (
-        ("conditionType", 1, "string", ""),
+        ("conditionType", 1, "string", "r"),
     ),
     "PodResourceClaim": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
         ("resourceClaimName", 3, "*string", "o"),
         ("resourceClaimTemplateName", 4, "*string", "o"),
     ),
     "PodResourceClaimStatus": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
         ("resourceClaimName", 2, "*string", "o"),
     ),
     "PodSchedulingGate": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
     ),
     "PodSecurityContext": (
         ("seLinuxOptions", 1, "*SELinuxOptions", "o"),
@@ -723,10 +793,10 @@ TYPES = {
         ("runAsGroup", 6, "*int64", "o"),
         ("runAsNonRoot", 3, "*bool", "o"),
         ("supplementalGroups", 4, "[]int64", "o", {"list_type": "atomic"}),
-        ("supplementalGroupsPolicy", 12, "*string", "o"),
+        ("supplementalGroupsPolicy", 12, "*string", "o", {"enum": "SupplementalGroupsPolicy"}),
         ("fsGroup", 5, "*int64", "o"),
         ("sysctls", 7, "[]Sysctl", "o", {"list_type": "atomic"}),
-        ("fsGroupChangePolicy", 9, "*string", "o"),
+        ("fsGroupChangePolicy", 9, "*string", "o", {"enum": "PodFSGroupChangePolicy"}),
         ("seccompProfile", 10, "*SeccompProfile", "o"),
         ("appArmorProfile", 11, "*AppArmorProfile", "o"),
         ("seLinuxChangePolicy", 13, "*string", "o"),
@@ -744,7 +814,7 @@ TYPES = {
             "list_type": "map",
             "list_map_keys": ("name",),
         }),
-        ("containers", 2, "[]Container", "", {
+        ("containers", 2, "[]Container", "r", {
             "patch_strategy": "merge",
             "patch_merge_key": "name",
             "list_type": "map",
@@ -756,10 +826,10 @@ TYPES = {
             "list_type": "map",
             "list_map_keys": ("name",),
         }),
-        ("restartPolicy", 3, "string", "o"),
+        ("restartPolicy", 3, "string", "o", {"enum": "RestartPolicy"}),
         ("terminationGracePeriodSeconds", 4, "*int64", "o"),
         ("activeDeadlineSeconds", 5, "*int64", "o"),
-        ("dnsPolicy", 6, "string", "o"),
+        ("dnsPolicy", 6, "string", "o", {"enum": "DNSPolicy"}),
         ("nodeSelector", 7, "map[string]string", "o", {"map_type": "atomic"}),
         ("serviceAccountName", 8, "string", "o"),
         ("serviceAccount", 9, "string", "o"),
@@ -793,7 +863,7 @@ TYPES = {
         ("readinessGates", 28, "[]PodReadinessGate", "o", {"list_type": "atomic"}),
         ("runtimeClassName", 29, "*string", "o"),
         ("enableServiceLinks", 30, "*bool", "o"),
-        ("preemptionPolicy", 31, "*string", "o"),
+        ("preemptionPolicy", 31, "*string", "o", {"enum": "PreemptionPolicy"}),
         ("overhead", 32, "map[string]Quantity", "o"),
         ("topologySpreadConstraints", 33, "[]TopologySpreadConstraint", "o", {
             "patch_strategy": "merge",
@@ -819,7 +889,7 @@ TYPES = {
         ("resources", 40, "*ResourceRequirements", "o"),
     ),
     "PodStatus": (
-        ("phase", 1, "string", "o"),
+        ("phase", 1, "string", "o", {"enum": "PodPhase"}),
         ("conditions", 2, "[]PodCondition", "o", {
             "patch_strategy": "merge",
             "patch_merge_key": "type",
@@ -845,7 +915,7 @@ TYPES = {
         ("startTime", 7, "*Time", "o"),
         ("initContainerStatuses", 10, "[]ContainerStatus", "o", {"list_type": "atomic"}),
         ("containerStatuses", 8, "[]ContainerStatus", "o", {"list_type": "atomic"}),
-        ("qosClass", 9, "string", "o"),
+        ("qosClass", 9, "string", "o", {"enum": "PodQOSClass"}),
         ("ephemeralContainerStatuses", 13, "[]ContainerStatus", "o", {"list_type": "atomic"}),
         ("resize", 14, "string", "o"),
         ("resourceClaimStatuses", 15, "[]PodResourceClaimStatus", "o", {
@@ -861,25 +931,25 @@ TYPES = {
     ),
     "PodTemplateList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]PodTemplate", ""),
+        ("items", 2, "[]PodTemplate", "r"),
     ),
     "PodTemplateSpec": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
         ("spec", 2, "PodSpec", "o"),
     ),
     "PortStatus": (
-        ("port", 1, "int32", ""),
-        ("protocol", 2, "string", ""),
+        ("port", 1, "int32", "r"),
+        ("protocol", 2, "string", "r", {"enum": "Protocol"}),
         ("error", 3, "*string", "o"),
     ),
     "PortworxVolumeSource": (
-        ("volumeID", 1, "string", ""),
+        ("volumeID", 1, "string", "r"),
         ("fsType", 2, "string", "o"),
         ("readOnly", 3, "bool", "o"),
     ),
     "PreferredSchedulingTerm": (
-        ("weight", 1, "int32", ""),
-        ("preference", 2, "NodeSelectorTerm", ""),
+        ("weight", 1, "int32", "r"),
+        ("preference", 2, "NodeSelectorTerm", "r"),
     ),
     "Probe": (
         ("", 1, "ProbeHandler", "i"),
@@ -901,20 +971,20 @@ TYPES = {
         ("defaultMode", 2, "*int32", "o"),
     ),
     "QuobyteVolumeSource": (
-        ("registry", 1, "string", ""),
-        ("volume", 2, "string", ""),
+        ("registry", 1, "string", "r"),
+        ("volume", 2, "string", "r"),
         ("readOnly", 3, "bool", "o"),
         ("user", 4, "string", "o"),
         ("group", 5, "string", "o"),
         ("tenant", 6, "string", "o"),
     ),
     "RBDVolumeSource": (
-        ("monitors", 1, "[]string", "", {"list_type": "atomic"}),
-        ("image", 2, "string", ""),
+        ("monitors", 1, "[]string", "r", {"list_type": "atomic"}),
+        ("image", 2, "string", "r"),
         ("fsType", 3, "string", "o"),
-        ("pool", 4, "string", "o"),
-        ("user", 5, "string", "o"),
-        ("keyring", 6, "string", "o"),
+        ("pool", 4, "string", "o", {"default": "rbd"}),
+        ("user", 5, "string", "o", {"default": "admin"}),
+        ("keyring", 6, "string", "o", {"default": "/etc/ceph/keyring"}),
         ("secretRef", 7, "*LocalObjectReference", "o"),
         ("readOnly", 8, "bool", "o"),
     ),
@@ -924,15 +994,15 @@ TYPES = {
         ("status", 3, "ReplicationControllerStatus", "o"),
     ),
     "ReplicationControllerCondition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("lastTransitionTime", 3, "Time", "o"),
         ("reason", 4, "string", "o"),
         ("message", 5, "string", "o"),
     ),
     "ReplicationControllerList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ReplicationController", ""),
+        ("items", 2, "[]ReplicationController", "r"),
     ),
     "ReplicationControllerSpec": (
         ("replicas", 1, "*int32", "o"),
@@ -941,7 +1011,7 @@ TYPES = {
         ("template", 3, "*PodTemplateSpec", "o"),
     ),
     "ReplicationControllerStatus": (
-        ("replicas", 1, "int32", ""),
+        ("replicas", 1, "int32", "r"),
         ("fullyLabeledReplicas", 2, "int32", "o"),
         ("readyReplicas", 4, "int32", "o"),
         ("availableReplicas", 5, "int32", "o"),
@@ -954,16 +1024,16 @@ TYPES = {
         }),
     ),
     "ResourceClaim": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
         ("request", 2, "string", "o"),
     ),
     "ResourceFieldSelector": (
         ("containerName", 1, "string", "o"),
-        ("resource", 2, "string", ""),
+        ("resource", 2, "string", "r"),
         ("divisor", 3, "Quantity", "o"),
     ),
     "ResourceHealth": (
-        ("resourceID", 1, "string", ""),
+        ("resourceID", 1, "string", "r"),
         ("health", 2, "string", "o"),
     ),
     "ResourceRequirements": (
@@ -972,7 +1042,7 @@ TYPES = {
         ("claims", 3, "[]ResourceClaim", "o", {"list_type": "map", "list_map_keys": ("name",)}),
     ),
     "ResourceStatus": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
         ("resources", 2, "[]ResourceHealth", "o", {
             "list_type": "map",
             "list_map_keys": ("resourceID",),
@@ -985,19 +1055,19 @@ TYPES = {
         ("level", 4, "string", "o"),
     ),
     "ScaleIOVolumeSource": (
-        ("gateway", 1, "string", ""),
-        ("system", 2, "string", ""),
-        ("secretRef", 3, "*LocalObjectReference", ""),
+        ("gateway", 1, "string", "r"),
+        ("system", 2, "string", "r"),
+        ("secretRef", 3, "*LocalObjectReference", "r"),
         ("sslEnabled", 4, "bool", "o"),
         ("protectionDomain", 5, "string", "o"),
         ("storagePool", 6, "string", "o"),
-        ("storageMode", 7, "string", "o"),
+        ("storageMode", 7, "string", "o", {"default": "ThinProvisioned"}),
         ("volumeName", 8, "string", "o"),
-        ("fsType", 9, "string", "o"),
+        ("fsType", 9, "string", "o", {"default": "xfs"}),
         ("readOnly", 10, "bool", "o"),
     ),
     "SeccompProfile": (
-        ("type", 1, "string", ""),
+        ("type", 1, "string", "r", {"enum": "SeccompProfileType"}),
         ("localhostProfile", 2, "*string", "o"),
     ),
     "Secret": (
@@ -1013,12 +1083,12 @@ TYPES = {
     ),
     "SecretKeySelector": (
         ("", 1, "LocalObjectReference", "i"),
-        ("key", 2, "string", ""),
+        ("key", 2, "string", "r"),
         ("optional", 3, "*bool", "o"),
     ),
     "SecretList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Secret", ""),
+        ("items", 2, "[]Secret", "r"),
     ),
     "SecretProjection": (
         ("", 1, "LocalObjectReference", "i"),
@@ -1041,7 +1111,7 @@ TYPES = {
         ("runAsNonRoot", 5, "*bool", "o"),
         ("readOnlyRootFilesystem", 6, "*bool", "o"),
         ("allowPrivilegeEscalation", 7, "*bool", "o"),
-        ("procMount", 9, "*string", "o"),
+        ("procMount", 9, "*string", "o", {"enum": "ProcMountType"}),
         ("seccompProfile", 11, "*SeccompProfile", "o"),
         ("appArmorProfile", 12, "*AppArmorProfile", "o"),
     ),
@@ -1063,22 +1133,22 @@ TYPES = {
     ),
     "ServiceAccountList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ServiceAccount", ""),
+        ("items", 2, "[]ServiceAccount", "r"),
     ),
     "ServiceAccountTokenProjection": (
         ("audience", 1, "string", "o"),
         ("expirationSeconds", 2, "*int64", "o"),
-        ("path", 3, "string", ""),
+        ("path", 3, "string", "r"),
     ),
     "ServiceList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Service", ""),
+        ("items", 2, "[]Service", "r"),
     ),
     "ServicePort": (
         ("name", 1, "string", "o"),
-        ("protocol", 2, "string", "o"),
+        ("protocol", 2, "string", "o", {"default": "TCP", "enum": "Protocol"}),
         ("appProtocol", 6, "*string", "o"),
-        ("port", 3, "int32", ""),
+        ("port", 3, "int32", "r"),
         ("targetPort", 4, "IntOrString", "o"),
         ("nodePort", 5, "int32", "o"),
     ),
@@ -1092,21 +1162,21 @@ TYPES = {
         ("selector", 2, "map[string]string", "o", {"map_type": "atomic"}),
         ("clusterIP", 3, "string", "o"),
         ("clusterIPs", 18, "[]string", "o", {"list_type": "atomic"}),
-        ("type", 4, "string", "o"),
+        ("type", 4, "string", "o", {"enum": "ServiceType"}),
         ("externalIPs", 5, "[]string", "o", {"list_type": "atomic"}),
-        ("sessionAffinity", 7, "string", "o"),
+        ("sessionAffinity", 7, "string", "o", {"enum": "ServiceAffinity"}),
         ("loadBalancerIP", 8, "string", "o"),
         ("loadBalancerSourceRanges", 9, "[]string", "o", {"list_type": "atomic"}),
         ("externalName", 10, "string", "o"),
-        ("externalTrafficPolicy", 11, "string", "o"),
+        ("externalTrafficPolicy", 11, "string", "o", {"enum": "ServiceExternalTrafficPolicy"}),
         ("healthCheckNodePort", 12, "int32", "o"),
         ("publishNotReadyAddresses", 13, "bool", "o"),
         ("sessionAffinityConfig", 14, "*SessionAffinityConfig", "o"),
         ("ipFamilies", 19, "[]string", "o", {"list_type": "atomic"}),
-        ("ipFamilyPolicy", 17, "*string", "o"),
+        ("ipFamilyPolicy", 17, "*string", "o", {"enum": "IPFamilyPolicy"}),
         ("allocateLoadBalancerNodePorts", 20, "*bool", "o"),
         ("loadBalancerClass", 21, "*string", "o"),
-        ("internalTrafficPolicy", 22, "*string", "o"),
+        ("internalTrafficPolicy", 22, "*string", "o", {"enum": "ServiceInternalTrafficPolicy"}),
         ("trafficDistribution", 23, "*string", "o"),
     ),
     "ServiceStatus": (
@@ -1122,7 +1192,7 @@ TYPES = {
         ("clientIP", 1, "*ClientIPConfig", "o"),
     ),
     "SleepAction": (
-        ("seconds", 1, "int64", ""),
+        ("seconds", 1, "int64", "r"),
     ),
     "StorageOSVolumeSource": (
         ("volumeName", 1, "string", "o"),
@@ -1132,61 +1202,61 @@ TYPES = {
         ("secretRef", 5, "*LocalObjectReference", "o"),
     ),
     "Sysctl": (
-        ("name", 1, "string", ""),
-        ("value", 2, "string", ""),
+        ("name", 1, "string", "r"),
+        ("value", 2, "string", "r"),
     ),
     "TCPSocketAction": (
-        ("port", 1, "IntOrString", ""),
+        ("port", 1, "IntOrString", "r"),
         ("host", 2, "string", "o"),
     ),
     "Toleration": (
         ("key", 1, "string", "o"),
-        ("operator", 2, "string", "o"),
+        ("operator", 2, "string", "o", {"enum": "TolerationOperator"}),
         ("value", 3, "string", "o"),
-        ("effect", 4, "string", "o"),
+        ("effect", 4, "string", "o", {"enum": "TaintEffect"}),
         ("tolerationSeconds", 5, "*int64", "o"),
     ),
     "TopologySpreadConstraint": (
-        ("maxSkew", 1, "int32", ""),
-        ("topologyKey", 2, "string", ""),
-        ("whenUnsatisfiable", 3, "string", ""),
+        ("maxSkew", 1, "int32", "r"),
+        ("topologyKey", 2, "string", "r"),
+        ("whenUnsatisfiable", 3, "string", "r", {"enum": "UnsatisfiableConstraintAction"}),
         ("labelSelector", 4, "*meta.LabelSelector", "o"),
         ("minDomains", 5, "*int32", "o"),
-        ("nodeAffinityPolicy", 6, "*string", "o"),
-        ("nodeTaintsPolicy", 7, "*string", "o"),
+        ("nodeAffinityPolicy", 6, "*string", "o", {"enum": "NodeInclusionPolicy"}),
+        ("nodeTaintsPolicy", 7, "*string", "o", {"enum": "NodeInclusionPolicy"}),
         ("matchLabelKeys", 8, "[]string", "o", {"list_type": "atomic"}),
     ),
     "TypedLocalObjectReference": (
         ("apiGroup", 1, "*string", ""),
-        ("kind", 2, "string", ""),
-        ("name", 3, "string", ""),
+        ("kind", 2, "string", "r"),
+        ("name", 3, "string", "r"),
     ),
     "TypedObjectReference": (
         ("apiGroup", 1, "*string", ""),
-        ("kind", 2, "string", ""),
-        ("name", 3, "string", ""),
+        ("kind", 2, "string", "r"),
+        ("name", 3, "string", "r"),
         ("namespace", 4, "*string", "o"),
     ),
     "Volume": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
         ("", 2, "VolumeSource", "i"),
     ),
     "VolumeDevice": (
-        ("name", 1, "string", ""),
-        ("devicePath", 2, "string", ""),
+        ("name", 1, "string", "r"),
+        ("devicePath", 2, "string", "r"),
     ),
     "VolumeMount": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
         ("readOnly", 2, "bool", "o"),
         ("recursiveReadOnly", 7, "*string", "o"),
-        ("mountPath", 3, "string", ""),
+        ("mountPath", 3, "string", "r"),
         ("subPath", 4, "string", "o"),
-        ("mountPropagation", 5, "*string", "o"),
+        ("mountPropagation", 5, "*string", "o", {"enum": "MountPropagationMode"}),
         ("subPathExpr", 6, "string", "o"),
     ),
     "VolumeMountStatus": (
-        ("name", 1, "string", ""),
-        ("mountPath", 2, "string", ""),
+        ("name", 1, "string", "r"),
+        ("mountPath", 2, "string", "r"),
         ("readOnly", 3, "bool", "o"),
         ("recursiveReadOnly", 4, "*string", "o"),
     ),
@@ -1234,14 +1304,14 @@ TYPES = {
         ("image", 30, "*ImageVolumeSource", "o"),
     ),
     "VsphereVirtualDiskVolumeSource": (
-        ("volumePath", 1, "string", ""),
+        ("volumePath", 1, "string", "r"),
         ("fsType", 2, "string", "o"),
         ("storagePolicyName", 3, "string", "o"),
         ("storagePolicyID", 4, "string", "o"),
     ),
     "WeightedPodAffinityTerm": (
-        ("weight", 1, "int32", ""),
-        ("podAffinityTerm", 2, "PodAffinityTerm", ""),
+        ("weight", 1, "int32", "r"),
+        ("podAffinityTerm", 2, "PodAffinityTerm", "r"),
     ),
     "WindowsSecurityContextOptions": (
         ("gmsaCredentialSpecName", 1, "*string", "o"),
@@ -1256,7 +1326,7 @@ TYPES = {
     ),
     "NodeList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Node", ""),
+        ("items", 2, "[]Node", "r"),
     ),
     "NodeSpec": (
         ("podCIDR", 1, "string", "o"),
@@ -1271,25 +1341,25 @@ TYPES = {
         ("externalID", 2, "string", "o"),
     ),
     "Taint": (
-        ("key", 1, "string", ""),
+        ("key", 1, "string", "r"),
         ("value", 2, "string", "o"),
-        ("effect", 3, "string", ""),
+        ("effect", 3, "string", "r", {"enum": "TaintEffect"}),
         ("timeAdded", 4, "*Time", "o"),
     ),
     "NodeConfigSource": (
         ("configMap", 2, "*ConfigMapNodeConfigSource", "o"),
     ),
     "ConfigMapNodeConfigSource": (
-        ("namespace", 1, "string", ""),
-        ("name", 2, "string", ""),
+        ("namespace", 1, "string", "r"),
+        ("name", 2, "string", "r"),
         ("uid", 3, "string", "o"),
         ("resourceVersion", 4, "string", "o"),
-        ("kubeletConfigKey", 5, "string", ""),
+        ("kubeletConfigKey", 5, "string", "r"),
     ),
     "NodeStatus": (
         ("capacity", 1, "map[string]Quantity", "o"),
         ("allocatable", 2, "map[string]Quantity", "o"),
-        ("phase", 3, "string", "o"),
+        ("phase", 3, "string", "o", {"enum": "NodePhase"}),
         ("conditions", 4, "[]NodeCondition", "o", {
             "patch_strategy": "merge",
             "patch_merge_key": "type",
@@ -1312,42 +1382,42 @@ TYPES = {
         ("features", 13, "*NodeFeatures", "o"),
     ),
     "NodeCondition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("lastHeartbeatTime", 3, "Time", "o"),
         ("lastTransitionTime", 4, "Time", "o"),
         ("reason", 5, "string", "o"),
         ("message", 6, "string", "o"),
     ),
     "NodeAddress": (
-        ("type", 1, "string", ""),
-        ("address", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("address", 2, "string", "r"),
     ),
     "NodeDaemonEndpoints": (
         ("kubeletEndpoint", 1, "DaemonEndpoint", "o"),
     ),
     "DaemonEndpoint": (
-        ("Port", 1, "int32", ""),
+        ("Port", 1, "int32", "r"),
     ),
     "NodeSystemInfo": (
-        ("machineID", 1, "string", ""),
-        ("systemUUID", 2, "string", ""),
-        ("bootID", 3, "string", ""),
-        ("kernelVersion", 4, "string", ""),
-        ("osImage", 5, "string", ""),
-        ("containerRuntimeVersion", 6, "string", ""),
-        ("kubeletVersion", 7, "string", ""),
-        ("kubeProxyVersion", 8, "string", ""),
-        ("operatingSystem", 9, "string", ""),
-        ("architecture", 10, "string", ""),
+        ("machineID", 1, "string", "r"),
+        ("systemUUID", 2, "string", "r"),
+        ("bootID", 3, "string", "r"),
+        ("kernelVersion", 4, "string", "r"),
+        ("osImage", 5, "string", "r"),
+        ("containerRuntimeVersion", 6, "string", "r"),
+        ("kubeletVersion", 7, "string", "r"),
+        ("kubeProxyVersion", 8, "string", "r"),
+        ("operatingSystem", 9, "string", "r"),
+        ("architecture", 10, "string", "r"),
     ),
     "ContainerImage": (
         ("names", 1, "[]string", "", {"list_type": "atomic"}),
         ("sizeBytes", 2, "int64", "o"),
     ),
     "AttachedVolume": (
-        ("name", 1, "string", ""),
-        ("devicePath", 2, "string", ""),
+        ("name", 1, "string", "r"),
+        ("devicePath", 2, "string", "r"),
     ),
     "NodeConfigStatus": (
         ("assigned", 1, "*NodeConfigSource", "o"),
@@ -1371,10 +1441,10 @@ TYPES = {
         ("spec", 2, "LimitRangeSpec", "o"),
     ),
     "LimitRangeSpec": (
-        ("limits", 1, "[]LimitRangeItem", "", {"list_type": "atomic"}),
+        ("limits", 1, "[]LimitRangeItem", "r", {"list_type": "atomic"}),
     ),
     "LimitRangeItem": (
-        ("type", 1, "string", ""),
+        ("type", 1, "string", "r"),
         ("max", 2, "map[string]Quantity", "o"),
         ("min", 3, "map[string]Quantity", "o"),
         ("default", 4, "map[string]Quantity", "o"),
@@ -1383,7 +1453,7 @@ TYPES = {
     ),
     "LimitRangeList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]LimitRange", ""),
+        ("items", 2, "[]LimitRange", "r"),
     ),
     "ResourceQuota": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
@@ -1396,11 +1466,12 @@ TYPES = {
         ("scopeSelector", 3, "*ScopeSelector", "o"),
     ),
     "ScopeSelector": (
-        ("matchExpressions", 1, "[]ScopedResourceSelectorRequirement", "o", {"list_type": "atomic"}),
+        ("matchExpressions", 1, "[]ScopedResourceSelectorRequirement", "o",
+         {"list_type": "atomic"}),
     ),
     "ScopedResourceSelectorRequirement": (
-        ("scopeName", 1, "string", ""),
-        ("operator", 2, "string", ""),
+        ("scopeName", 1, "string", "r", {"enum": "ResourceQuotaScope"}),
+        ("operator", 2, "string", "r", {"enum": "ScopeSelectorOperator"}),
         ("values", 3, "[]string", "o", {"list_type": "atomic"}),
     ),
     "ResourceQuotaStatus": (
@@ -1409,6 +1480,6 @@ TYPES = {
     ),
     "ResourceQuotaList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ResourceQuota", ""),
+        ("items", 2, "[]ResourceQuota", "r"),
     ),
 }

@@ -20,16 +20,29 @@ KINDS = (
     "PersistentVolumeList",
 )
 
+#: Struct-level markers (C{+structType=atomic}): type name -> struct type.
+STRUCT_TYPES = {
+    "SecretReference": "atomic",
+    "TopologySelectorTerm": "atomic",
+}
+
+#: C{+enum} string types: name -> the values of their constants, sorted (OpenAPI
+#: C{enum} on fields of that type).
+ENUMS = {
+    "PersistentVolumePhase": ("Available", "Bound", "Failed", "Pending", "Released"),
+    "PersistentVolumeReclaimPolicy": ("Delete", "Recycle", "Retain"),
+}
+
 TYPES = {
     "AzureFilePersistentVolumeSource": (
-        ("secretName", 1, "string", ""),
-        ("shareName", 2, "string", ""),
+        ("secretName", 1, "string", "r"),
+        ("shareName", 2, "string", "r"),
         ("readOnly", 3, "bool", "o"),
         ("secretNamespace", 4, "*string", ""),
     ),
     "CSIPersistentVolumeSource": (
-        ("driver", 1, "string", ""),
-        ("volumeHandle", 2, "string", ""),
+        ("driver", 1, "string", "r"),
+        ("volumeHandle", 2, "string", "r"),
         ("readOnly", 3, "bool", "o"),
         ("fsType", 4, "string", "o"),
         ("volumeAttributes", 5, "map[string]string", "o"),
@@ -40,7 +53,7 @@ TYPES = {
         ("nodeExpandSecretRef", 10, "*SecretReference", "o"),
     ),
     "CephFSPersistentVolumeSource": (
-        ("monitors", 1, "[]string", "", {"list_type": "atomic"}),
+        ("monitors", 1, "[]string", "r", {"list_type": "atomic"}),
         ("path", 2, "string", "o"),
         ("user", 3, "string", "o"),
         ("secretFile", 4, "string", "o"),
@@ -48,29 +61,29 @@ TYPES = {
         ("readOnly", 6, "bool", "o"),
     ),
     "CinderPersistentVolumeSource": (
-        ("volumeID", 1, "string", ""),
+        ("volumeID", 1, "string", "r"),
         ("fsType", 2, "string", "o"),
         ("readOnly", 3, "bool", "o"),
         ("secretRef", 4, "*SecretReference", "o"),
     ),
     "FlexPersistentVolumeSource": (
-        ("driver", 1, "string", ""),
+        ("driver", 1, "string", "r"),
         ("fsType", 2, "string", "o"),
         ("secretRef", 3, "*SecretReference", "o"),
         ("readOnly", 4, "bool", "o"),
         ("options", 5, "map[string]string", "o"),
     ),
     "GlusterfsPersistentVolumeSource": (
-        ("endpoints", 1, "string", ""),
-        ("path", 2, "string", ""),
+        ("endpoints", 1, "string", "r"),
+        ("path", 2, "string", "r"),
         ("readOnly", 3, "bool", "o"),
         ("endpointsNamespace", 4, "*string", "o"),
     ),
     "ISCSIPersistentVolumeSource": (
-        ("targetPortal", 1, "string", ""),
-        ("iqn", 2, "string", ""),
-        ("lun", 3, "int32", ""),
-        ("iscsiInterface", 4, "string", "o"),
+        ("targetPortal", 1, "string", "r"),
+        ("iqn", 2, "string", "r"),
+        ("lun", 3, "int32", "r"),
+        ("iscsiInterface", 4, "string", "o", {"default": "default"}),
         ("fsType", 5, "string", "o"),
         ("readOnly", 6, "bool", "o"),
         ("portals", 7, "[]string", "o", {"list_type": "atomic"}),
@@ -80,7 +93,7 @@ TYPES = {
         ("initiatorName", 12, "*string", "o"),
     ),
     "LocalVolumeSource": (
-        ("path", 1, "string", ""),
+        ("path", 1, "string", "r"),
         ("fsType", 2, "*string", "o"),
     ),
     "PersistentVolume": (
@@ -90,7 +103,7 @@ TYPES = {
     ),
     "PersistentVolumeList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]PersistentVolume", ""),
+        ("items", 2, "[]PersistentVolume", "r"),
     ),
     "PersistentVolumeSource": (
         ("gcePersistentDisk", 1, "*GCEPersistentDiskVolumeSource", "o"),
@@ -121,39 +134,40 @@ TYPES = {
         ("", 2, "PersistentVolumeSource", "i"),
         ("accessModes", 3, "[]string", "o", {"list_type": "atomic"}),
         ("claimRef", 4, "*ObjectReference", "o"),
-        ("persistentVolumeReclaimPolicy", 5, "string", "o"),
+        ("persistentVolumeReclaimPolicy", 5, "string", "o",
+         {"enum": "PersistentVolumeReclaimPolicy"}),
         ("storageClassName", 6, "string", "o"),
         ("mountOptions", 7, "[]string", "o", {"list_type": "atomic"}),
-        ("volumeMode", 8, "*string", "o"),
+        ("volumeMode", 8, "*string", "o", {"enum": "PersistentVolumeMode"}),
         ("nodeAffinity", 9, "*VolumeNodeAffinity", "o"),
         ("volumeAttributesClassName", 10, "*string", "o"),
     ),
     "PersistentVolumeStatus": (
-        ("phase", 1, "string", "o"),
+        ("phase", 1, "string", "o", {"enum": "PersistentVolumePhase"}),
         ("message", 2, "string", "o"),
         ("reason", 3, "string", "o"),
         ("lastPhaseTransitionTime", 4, "*Time", "o"),
     ),
     "RBDPersistentVolumeSource": (
-        ("monitors", 1, "[]string", "", {"list_type": "atomic"}),
-        ("image", 2, "string", ""),
+        ("monitors", 1, "[]string", "r", {"list_type": "atomic"}),
+        ("image", 2, "string", "r"),
         ("fsType", 3, "string", "o"),
-        ("pool", 4, "string", "o"),
-        ("user", 5, "string", "o"),
-        ("keyring", 6, "string", "o"),
+        ("pool", 4, "string", "o", {"default": "rbd"}),
+        ("user", 5, "string", "o", {"default": "admin"}),
+        ("keyring", 6, "string", "o", {"default": "/etc/ceph/keyring"}),
         ("secretRef", 7, "*SecretReference", "o"),
         ("readOnly", 8, "bool", "o"),
     ),
     "ScaleIOPersistentVolumeSource": (
-        ("gateway", 1, "string", ""),
-        ("system", 2, "string", ""),
-        ("secretRef", 3, "*SecretReference", ""),
+        ("gateway", 1, "string", "r"),
+        ("system", 2, "string", "r"),
+        ("secretRef", 3, "*SecretReference", "r"),
         ("sslEnabled", 4, "bool", "o"),
         ("protectionDomain", 5, "string", "o"),
         ("storagePool", 6, "string", "o"),
-        ("storageMode", 7, "string", "o"),
+        ("storageMode", 7, "string", "o", {"default": "ThinProvisioned"}),
         ("volumeName", 8, "string", "o"),
-        ("fsType", 9, "string", "o"),
+        ("fsType", 9, "string", "o", {"default": "xfs"}),
         ("readOnly", 10, "bool", "o"),
     ),
     "SecretReference": (
@@ -171,8 +185,8 @@ TYPES = {
         ("required", 1, "*NodeSelector", "o"),
     ),
     "TopologySelectorLabelRequirement": (
-        ("key", 1, "string", ""),
-        ("values", 2, "[]string", "", {"list_type": "atomic"}),
+        ("key", 1, "string", "r"),
+        ("values", 2, "[]string", "r", {"list_type": "atomic"}),
     ),
     "TopologySelectorTerm": (
         ("matchLabelExpressions", 1, "[]TopologySelectorLabelRequirement", "o", {

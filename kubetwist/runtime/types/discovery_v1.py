@@ -17,9 +17,20 @@ KINDS = (
     "EndpointSliceList",
 )
 
+#: Struct-level markers (C{+structType=atomic}): type name -> struct type.
+STRUCT_TYPES = {
+    "EndpointPort": "atomic",
+}
+
+#: C{+enum} string types: name -> the values of their constants, sorted (OpenAPI
+#: C{enum} on fields of that type).
+ENUMS = {
+    "AddressType": ("FQDN", "IPv4", "IPv6"),
+}
+
 TYPES = {
     "Endpoint": (
-        ("addresses", 1, "[]string", "", {"list_type": "set"}),
+        ("addresses", 1, "[]string", "r", {"list_type": "set"}),
         ("conditions", 2, "EndpointConditions", "o"),
         ("hostname", 3, "*string", "o"),
         ("targetRef", 4, "*core.ObjectReference", "o"),
@@ -38,21 +49,21 @@ TYPES = {
     ),
     "EndpointPort": (
         ("name", 1, "*string", "o"),
-        ("protocol", 2, "*string", "o"),
+        ("protocol", 2, "*string", "o", {"enum": "core.Protocol"}),
         ("port", 3, "*int32", "o"),
         ("appProtocol", 4, "*string", "o"),
     ),
     "EndpointSlice": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
-        ("addressType", 4, "string", ""),
-        ("endpoints", 2, "[]Endpoint", "", {"list_type": "atomic"}),
+        ("addressType", 4, "string", "r", {"enum": "AddressType"}),
+        ("endpoints", 2, "[]Endpoint", "r", {"list_type": "atomic"}),
         ("ports", 3, "[]EndpointPort", "", {"list_type": "atomic"}),
     ),
     "EndpointSliceList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]EndpointSlice", ""),
+        ("items", 2, "[]EndpointSlice", "r"),
     ),
     "ForZone": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
     ),
 }

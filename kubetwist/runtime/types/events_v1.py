@@ -20,7 +20,7 @@ KINDS = (
 TYPES = {
     "Event": (
         ("metadata", 1, "meta.ObjectMeta", ""),
-        ("eventTime", 2, "MicroTime", ""),
+        ("eventTime", 2, "MicroTime", "r"),
         ("series", 3, "*EventSeries", "o"),
         ("reportingController", 4, "string", "o"),
         ("reportingInstance", 5, "string", "o"),
@@ -37,10 +37,10 @@ TYPES = {
     ),
     "EventList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Event", ""),
+        ("items", 2, "[]Event", "r"),
     ),
     "EventSeries": (
-        ("count", 1, "int32", ""),
-        ("lastObservedTime", 2, "MicroTime", ""),
+        ("count", 1, "int32", "r"),
+        ("lastObservedTime", 2, "MicroTime", "r"),
     ),
 }

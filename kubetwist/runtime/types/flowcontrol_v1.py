@@ -28,6 +28,14 @@ _CONDITIONS = {
     "list_map_keys": ("type",),
 }
 
+#: C{+union} structs: type name -> (discriminator, {member json name: Go field name}),
+#: published as C{x-kubernetes-unions}.
+UNIONS = {
+    "LimitResponse": ("type", {"queuing": "Queuing"}),
+    "PriorityLevelConfigurationSpec": ("type", {"exempt": "Exempt", "limited": "Limited"}),
+    "Subject": ("kind", {"group": "Group", "serviceAccount": "ServiceAccount", "user": "User"}),
+}
+
 TYPES = {
     "FlowSchema": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
@@ -36,51 +44,51 @@ TYPES = {
     ),
     "FlowSchemaList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]FlowSchema", ""),
+        ("items", 2, "[]FlowSchema", "r"),
     ),
     "FlowSchemaSpec": (
-        ("priorityLevelConfiguration", 1, "PriorityLevelConfigurationReference", ""),
+        ("priorityLevelConfiguration", 1, "PriorityLevelConfigurationReference", "r"),
         ("matchingPrecedence", 2, "int32", ""),
         ("distinguisherMethod", 3, "*FlowDistinguisherMethod", "o"),
         ("rules", 4, "[]PolicyRulesWithSubjects", "o", _ATOMIC),
     ),
     "FlowDistinguisherMethod": (
-        ("type", 1, "string", ""),
+        ("type", 1, "string", "r"),
     ),
     "PriorityLevelConfigurationReference": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
     ),
     "PolicyRulesWithSubjects": (
-        ("subjects", 1, "[]Subject", "", _ATOMIC),
+        ("subjects", 1, "[]Subject", "r", _ATOMIC),
         ("resourceRules", 2, "[]ResourcePolicyRule", "o", _ATOMIC),
         ("nonResourceRules", 3, "[]NonResourcePolicyRule", "o", _ATOMIC),
     ),
     "Subject": (
-        ("kind", 1, "string", ""),
+        ("kind", 1, "string", "r"),
         ("user", 2, "*UserSubject", "o"),
         ("group", 3, "*GroupSubject", "o"),
         ("serviceAccount", 4, "*ServiceAccountSubject", "o"),
     ),
     "UserSubject": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
     ),
     "GroupSubject": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
     ),
     "ServiceAccountSubject": (
-        ("namespace", 1, "string", ""),
-        ("name", 2, "string", ""),
+        ("namespace", 1, "string", "r"),
+        ("name", 2, "string", "r"),
     ),
     "ResourcePolicyRule": (
-        ("verbs", 1, "[]string", "", _SET),
-        ("apiGroups", 2, "[]string", "", _SET),
-        ("resources", 3, "[]string", "", _SET),
+        ("verbs", 1, "[]string", "r", _SET),
+        ("apiGroups", 2, "[]string", "r", _SET),
+        ("resources", 3, "[]string", "r", _SET),
         ("clusterScope", 4, "bool", "o"),
         ("namespaces", 5, "[]string", "", _SET),
     ),
     "NonResourcePolicyRule": (
-        ("verbs", 1, "[]string", "", _SET),
-        ("nonResourceURLs", 6, "[]string", "", _SET),
+        ("verbs", 1, "[]string", "r", _SET),
+        ("nonResourceURLs", 6, "[]string", "r", _SET),
     ),
     "FlowSchemaStatus": (
         ("conditions", 1, "[]FlowSchemaCondition", "o", _CONDITIONS),
@@ -99,10 +107,10 @@ TYPES = {
     ),
     "PriorityLevelConfigurationList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]PriorityLevelConfiguration", ""),
+        ("items", 2, "[]PriorityLevelConfiguration", "r"),
     ),
     "PriorityLevelConfigurationSpec": (
-        ("type", 1, "string", ""),
+        ("type", 1, "string", "r"),
         ("limited", 2, "*LimitedPriorityLevelConfiguration", "o"),
         ("exempt", 3, "*ExemptPriorityLevelConfiguration", "o"),
     ),
@@ -117,7 +125,7 @@ TYPES = {
         ("lendablePercent", 2, "*int32", "o"),
     ),
     "LimitResponse": (
-        ("type", 1, "string", ""),
+        ("type", 1, "string", "r"),
         ("queuing", 2, "*QueuingConfiguration", "o"),
     ),
     "QueuingConfiguration": (

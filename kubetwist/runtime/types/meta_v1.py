@@ -8,14 +8,20 @@ Data only; the row format is described in L{kubetwist.runtime.types}.
 
 PACKAGE = "io.k8s.apimachinery.pkg.apis.meta.v1"
 
+#: Struct-level markers (C{+structType=atomic}): type name -> struct type.
+STRUCT_TYPES = {
+    "LabelSelector": "atomic",
+    "OwnerReference": "atomic",
+}
+
 TYPES = {
     "Condition": (
-        ("type", 1, "string", ""),
-        ("status", 2, "string", ""),
+        ("type", 1, "string", "r"),
+        ("status", 2, "string", "r"),
         ("observedGeneration", 3, "int64", "o"),
-        ("lastTransitionTime", 4, "Time", ""),
-        ("reason", 5, "string", ""),
-        ("message", 6, "string", ""),
+        ("lastTransitionTime", 4, "Time", "r"),
+        ("reason", 5, "string", "r"),
+        ("message", 6, "string", "r"),
     ),
     "CreateOptions": (
         ("dryRun", 1, "[]string", "o", {"list_type": "atomic"}),
@@ -30,18 +36,23 @@ TYPES = {
         ("dryRun", 5, "[]string", "o", {"list_type": "atomic"}),
         ("ignoreStoreReadErrorWithClusterBreakingPotential", 6, "*bool", "o"),
     ),
+    "FieldSelectorRequirement": (
+        ("key", 1, "string", "r"),
+        ("operator", 2, "string", "r"),
+        ("values", 3, "[]string", "o", {"list_type": "atomic"}),
+    ),
     "LabelSelector": (
         ("matchLabels", 1, "map[string]string", "o"),
         ("matchExpressions", 2, "[]LabelSelectorRequirement", "o", {"list_type": "atomic"}),
     ),
     "LabelSelectorRequirement": (
-        ("key", 1, "string", ""),
-        ("operator", 2, "string", ""),
+        ("key", 1, "string", "r"),
+        ("operator", 2, "string", "r"),
         ("values", 3, "[]string", "o", {"list_type": "atomic"}),
     ),
     "List": (
         ("metadata", 1, "ListMeta", "o"),
-        ("items", 2, "[]RawExtension", ""),
+        ("items", 2, "[]RawExtension", "r"),
     ),
     "ListMeta": (
         ("selfLink", 1, "string", "o"),
@@ -81,10 +92,10 @@ TYPES = {
         ("managedFields", 17, "[]ManagedFieldsEntry", "o", {"list_type": "atomic"}),
     ),
     "OwnerReference": (
-        ("apiVersion", 5, "string", ""),
-        ("kind", 1, "string", ""),
-        ("name", 3, "string", ""),
-        ("uid", 4, "string", ""),
+        ("apiVersion", 5, "string", "r"),
+        ("kind", 1, "string", "r"),
+        ("name", 3, "string", "r"),
+        ("uid", 4, "string", "r"),
         ("controller", 6, "*bool", "o"),
         ("blockOwnerDeletion", 7, "*bool", "o"),
     ),
@@ -125,7 +136,7 @@ TYPES = {
         ("fieldValidation", 3, "string", "o"),
     ),
     "WatchEvent": (
-        ("type", 1, "string", ""),
-        ("object", 2, "RawExtension", ""),
+        ("type", 1, "string", "r"),
+        ("object", 2, "RawExtension", "r"),
     ),
 }

@@ -21,17 +21,28 @@ KINDS = (
     "NetworkPolicyList",
 )
 
+#: Struct-level markers (C{+structType=atomic}): type name -> struct type.
+STRUCT_TYPES = {
+    "ServiceBackendPort": "atomic",
+}
+
+#: C{+enum} string types: name -> the values of their constants, sorted (OpenAPI
+#: C{enum} on fields of that type).
+ENUMS = {
+    "PathType": ("Exact", "ImplementationSpecific", "Prefix"),
+}
+
 TYPES = {
     "HTTPIngressPath": (
         ("path", 1, "string", "o"),
-        ("pathType", 3, "*string", ""),
-        ("backend", 2, "IngressBackend", ""),
+        ("pathType", 3, "*string", "r", {"enum": "PathType"}),
+        ("backend", 2, "IngressBackend", "r"),
     ),
     "HTTPIngressRuleValue": (
-        ("paths", 1, "[]HTTPIngressPath", "", {"list_type": "atomic"}),
+        ("paths", 1, "[]HTTPIngressPath", "r", {"list_type": "atomic"}),
     ),
     "IPBlock": (
-        ("cidr", 1, "string", ""),
+        ("cidr", 1, "string", "r"),
         ("except", 2, "[]string", "o", {"list_type": "atomic"}),
     ),
     "Ingress": (
@@ -49,12 +60,12 @@ TYPES = {
     ),
     "IngressClassList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]IngressClass", ""),
+        ("items", 2, "[]IngressClass", "r"),
     ),
     "IngressClassParametersReference": (
         ("apiGroup", 1, "*string", "o"),
-        ("kind", 2, "string", ""),
-        ("name", 3, "string", ""),
+        ("kind", 2, "string", "r"),
+        ("name", 3, "string", "r"),
         ("scope", 4, "*string", ""),
         ("namespace", 5, "*string", "o"),
     ),
@@ -64,7 +75,7 @@ TYPES = {
     ),
     "IngressList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Ingress", ""),
+        ("items", 2, "[]Ingress", "r"),
     ),
     "IngressLoadBalancerIngress": (
         ("ip", 1, "string", "o"),
@@ -75,8 +86,8 @@ TYPES = {
         ("ingress", 1, "[]IngressLoadBalancerIngress", "o", {"list_type": "atomic"}),
     ),
     "IngressPortStatus": (
-        ("port", 1, "int32", ""),
-        ("protocol", 2, "string", ""),
+        ("port", 1, "int32", "r"),
+        ("protocol", 2, "string", "r", {"enum": "core.Protocol"}),
         ("error", 3, "*string", "o"),
     ),
     "IngressRule": (
@@ -87,7 +98,7 @@ TYPES = {
         ("http", 1, "*HTTPIngressRuleValue", "o"),
     ),
     "IngressServiceBackend": (
-        ("name", 1, "string", ""),
+        ("name", 1, "string", "r"),
         ("port", 2, "ServiceBackendPort", "o"),
     ),
     "IngressSpec": (
@@ -117,7 +128,7 @@ TYPES = {
     ),
     "NetworkPolicyList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]NetworkPolicy", ""),
+        ("items", 2, "[]NetworkPolicy", "r"),
     ),
     "NetworkPolicyPeer": (
         ("podSelector", 1, "*meta.LabelSelector", "o"),
@@ -125,12 +136,12 @@ TYPES = {
         ("ipBlock", 3, "*IPBlock", "o"),
     ),
     "NetworkPolicyPort": (
-        ("protocol", 1, "*string", "o"),
+        ("protocol", 1, "*string", "o", {"enum": "core.Protocol"}),
         ("port", 2, "*IntOrString", "o"),
         ("endPort", 3, "*int32", "o"),
     ),
     "NetworkPolicySpec": (
-        ("podSelector", 1, "meta.LabelSelector", ""),
+        ("podSelector", 1, "meta.LabelSelector", "r"),
         ("ingress", 2, "[]NetworkPolicyIngressRule", "o", {"list_type": "atomic"}),
         ("egress", 3, "[]NetworkPolicyEgressRule", "o", {"list_type": "atomic"}),
         ("policyTypes", 4, "[]string", "o", {"list_type": "atomic"}),

@@ -23,13 +23,13 @@ TYPES = {
     ),
     "RuntimeClass": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
-        ("handler", 2, "string", ""),
+        ("handler", 2, "string", "r"),
         ("overhead", 3, "*Overhead", "o"),
         ("scheduling", 4, "*Scheduling", "o"),
     ),
     "RuntimeClassList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]RuntimeClass", ""),
+        ("items", 2, "[]RuntimeClass", "r"),
     ),
     "Scheduling": (
         ("nodeSelector", 1, "map[string]string", "o", {"map_type": "atomic"}),

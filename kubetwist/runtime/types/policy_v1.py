@@ -18,6 +18,12 @@ KINDS = (
     "Eviction",
 )
 
+#: C{+enum} string types: name -> the values of their constants, sorted (OpenAPI
+#: C{enum} on fields of that type).
+ENUMS = {
+    "UnhealthyPodEvictionPolicyType": ("AlwaysAllow", "IfHealthyBudget"),
+}
+
 TYPES = {
     "Eviction": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
@@ -30,21 +36,22 @@ TYPES = {
     ),
     "PodDisruptionBudgetList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]PodDisruptionBudget", ""),
+        ("items", 2, "[]PodDisruptionBudget", "r"),
     ),
     "PodDisruptionBudgetSpec": (
         ("minAvailable", 1, "*IntOrString", "o"),
         ("selector", 2, "*meta.LabelSelector", "o", {"patch_strategy": "replace"}),
         ("maxUnavailable", 3, "*IntOrString", "o"),
-        ("unhealthyPodEvictionPolicy", 4, "*string", "o"),
+        ("unhealthyPodEvictionPolicy", 4, "*string", "o",
+         {"enum": "UnhealthyPodEvictionPolicyType"}),
     ),
     "PodDisruptionBudgetStatus": (
         ("observedGeneration", 1, "int64", "o"),
         ("disruptedPods", 2, "map[string]Time", "o"),
-        ("disruptionsAllowed", 3, "int32", ""),
-        ("currentHealthy", 4, "int32", ""),
-        ("desiredHealthy", 5, "int32", ""),
-        ("expectedPods", 6, "int32", ""),
+        ("disruptionsAllowed", 3, "int32", "r"),
+        ("currentHealthy", 4, "int32", "r"),
+        ("desiredHealthy", 5, "int32", "r"),
+        ("expectedPods", 6, "int32", "r"),
         ("conditions", 7, "[]meta.Condition", "o", {
             "patch_strategy": "merge",
             "patch_merge_key": "type",

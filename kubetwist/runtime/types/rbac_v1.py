@@ -23,6 +23,12 @@ KINDS = (
     "RoleBindingList",
 )
 
+#: Struct-level markers (C{+structType=atomic}): type name -> struct type.
+STRUCT_TYPES = {
+    "RoleRef": "atomic",
+    "Subject": "atomic",
+}
+
 TYPES = {
     "AggregationRule": (
         ("clusterRoleSelectors", 1, "[]meta.LabelSelector", "o", {"list_type": "atomic"}),
@@ -35,18 +41,18 @@ TYPES = {
     "ClusterRoleBinding": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
         ("subjects", 2, "[]Subject", "o", {"list_type": "atomic"}),
-        ("roleRef", 3, "RoleRef", ""),
+        ("roleRef", 3, "RoleRef", "r"),
     ),
     "ClusterRoleBindingList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ClusterRoleBinding", ""),
+        ("items", 2, "[]ClusterRoleBinding", "r"),
     ),
     "ClusterRoleList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]ClusterRole", ""),
+        ("items", 2, "[]ClusterRole", "r"),
     ),
     "PolicyRule": (
-        ("verbs", 1, "[]string", "", {"list_type": "atomic"}),
+        ("verbs", 1, "[]string", "r", {"list_type": "atomic"}),
         ("apiGroups", 2, "[]string", "o", {"list_type": "atomic"}),
         ("resources", 3, "[]string", "o", {"list_type": "atomic"}),
         ("resourceNames", 4, "[]string", "o", {"list_type": "atomic"}),
@@ -59,25 +65,25 @@ TYPES = {
     "RoleBinding": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
         ("subjects", 2, "[]Subject", "o", {"list_type": "atomic"}),
-        ("roleRef", 3, "RoleRef", ""),
+        ("roleRef", 3, "RoleRef", "r"),
     ),
     "RoleBindingList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]RoleBinding", ""),
+        ("items", 2, "[]RoleBinding", "r"),
     ),
     "RoleList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]Role", ""),
+        ("items", 2, "[]Role", "r"),
     ),
     "RoleRef": (
-        ("apiGroup", 1, "string", ""),
-        ("kind", 2, "string", ""),
-        ("name", 3, "string", ""),
+        ("apiGroup", 1, "string", "r"),
+        ("kind", 2, "string", "r"),
+        ("name", 3, "string", "r"),
     ),
     "Subject": (
-        ("kind", 1, "string", ""),
+        ("kind", 1, "string", "r"),
         ("apiGroup", 2, "string", "o"),
-        ("name", 3, "string", ""),
+        ("name", 3, "string", "r"),
         ("namespace", 4, "string", "o"),
     ),
 }

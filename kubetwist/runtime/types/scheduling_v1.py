@@ -20,13 +20,13 @@ KINDS = (
 TYPES = {
     "PriorityClass": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
-        ("value", 2, "int32", ""),
+        ("value", 2, "int32", "r"),
         ("globalDefault", 3, "bool", "o"),
         ("description", 4, "string", "o"),
-        ("preemptionPolicy", 5, "*string", "o"),
+        ("preemptionPolicy", 5, "*string", "o", {"enum": "core.PreemptionPolicy"}),
     ),
     "PriorityClassList": (
         ("metadata", 1, "meta.ListMeta", "o"),
-        ("items", 2, "[]PriorityClass", ""),
+        ("items", 2, "[]PriorityClass", "r"),
     ),
 }
