@@ -8,6 +8,7 @@ Validators return a C{list[FieldError]}; the registry turns a non-empty list int
 
 from __future__ import annotations
 
+import json
 import math
 from decimal import Decimal
 from typing import Any, Iterable
@@ -114,6 +115,45 @@ def go_string_slice(values: list[str] | None) -> str:
     if values is None:
         return "[]string(nil)"
     return "[]string{" + ", ".join(orjson.dumps(v).decode() for v in values) + "}"
+
+
+def go_quote(text: str) -> str:
+    """Go's C{strconv.Quote} / C{%q} of a string: double quotes, C{\\"} C{\\\\} C{\\n}
+    C{\\t} C{\\r}, C{\\xNN} for other ASCII control characters; other text kept as is."""
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+#: The characters Go's C{encoding/json} escapes in strings beyond JSON's own (HTML-safe output).
+_GO_JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+
+def go_marshal(value: Any, sort_keys: bool = False) -> str:
+    """
+    Go's C{json.Marshal} text of a JSON value: compact, UTF-8, C{<} C{>} C{&} U+2028 U+2029
+    escaped.  C{sort_keys}: a Go map's keys are sorted; a struct's fields keep their order
+    (the dict's insertion order, when the caller built it in Go field order).
+    """
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys)
+    for ch, esc in _GO_JSON_ESCAPES:
+        text = text.replace(ch, esc)
+    return text
 
 
 def _go_value(value: Any) -> str:

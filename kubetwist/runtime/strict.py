@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Optional
 
 import yaml
 
+from kubetwist.apimachinery.field import go_marshal, go_quote
 from kubetwist.runtime import types as typetables
 
 #: The most strict errors C{sigs.k8s.io/json} accumulates for one document.
@@ -46,28 +47,6 @@ def parse_json_pairs(body: bytes) -> Any:
     @raise ValueError: malformed JSON.
     """
     return json.loads(body, object_pairs_hook=Pairs)
-
-
-def go_quote(text: str) -> str:
-    """Go's C{strconv.Quote}: double quotes, C{\\"} C{\\\\} and Go escapes for control
-    characters."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in ('"', "\\"):
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
 
 
 @lru_cache(maxsize=None)
@@ -347,14 +326,10 @@ def json_patch_errors(doc: Any) -> list[str]:
 
 
 def go_json(obj: Any) -> str:
-    """Compact JSON as Go's C{encoding/json} writes a C{map[string]any} (keys sorted; C{<}, C{>},
-    C{&}, U+2028 and U+2029 escaped): the patched object upstream quotes in a JSON or merge
-    patch's strict decoding error."""
-    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        text = text.replace(ch, esc)
-    return text
+    """Compact JSON as Go's C{encoding/json} writes a C{map[string]any} (keys sorted, HTML-safe
+    escapes): the patched object upstream quotes in a JSON or merge patch's strict decoding
+    error."""
+    return go_marshal(obj, sort_keys=True)
 
 
 def go_sprint(value: Any) -> str:

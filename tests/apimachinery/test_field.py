@@ -38,3 +38,20 @@ class GoStringSliceTests(SynchronousTestCase):
     def test_negative_zero(self):
         """-0.0 prints as Go's %v does: -0."""
         self.assertEqual(go_float(-0.0), "-0")
+
+
+class GoQuoteAndMarshalTests(SynchronousTestCase):
+    def test_quote(self):
+        """strconv.Quote: backslash escapes for quotes, backslashes and control characters,
+        C{\\xNN} for the other ASCII controls; non-ASCII text kept."""
+        self.assertEqual(field.go_quote('a"b\\c\n\t\r\x01\x7fé'),
+                         '"a\\"b\\\\c\\n\\t\\r\\x01\\x7fé"')
+
+    def test_marshal(self):
+        """json.Marshal: compact, HTML-safe escapes and U+2028/U+2029; keys sorted only for
+        maps (sort_keys), else in the dict's (Go struct field) order."""
+        value = {"b": "<&>\u2028", "a": [1, None]}
+        self.assertEqual(field.go_marshal(value),
+                         '{"b":"\\u003c\\u0026\\u003e\\u2028","a":[1,null]}')
+        self.assertEqual(field.go_marshal(value, sort_keys=True),
+                         '{"a":[1,null],"b":"\\u003c\\u0026\\u003e\\u2028"}')

@@ -34,6 +34,7 @@ from kubetwist.apimachinery.field import (
     Path,
     duplicate,
     forbidden,
+    go_quote,
     internal,
     invalid,
     not_supported,
@@ -674,25 +675,6 @@ class _GoValueError(FieldError):
         return f"Invalid value: {self._go_value}: {self.detail}"
 
 
-def _go_string(s: str) -> str:
-    out = ['"']
-    for c in s:
-        if c == '"' or c == "\\":
-            out.append("\\" + c)
-        elif c == "\n":
-            out.append("\\n")
-        elif c == "\t":
-            out.append("\\t")
-        elif c == "\r":
-            out.append("\\r")
-        elif ord(c) < 0x20 or ord(c) == 0x7F:
-            out.append(f"\\x{ord(c):02x}")
-        else:
-            out.append(c)
-    out.append('"')
-    return "".join(out)
-
-
 def _go_rule(rule: dict) -> str:
     """Upstream prints the offending rule as Go's C{%#v} of C{apiextensions.ValidationRule}."""
     reason = ("(*apiextensions.FieldValueErrorReason)(nil)" if rule.get("reason") is None
@@ -700,10 +682,10 @@ def _go_rule(rule: dict) -> str:
     optional = ("(*bool)(nil)" if rule.get("optionalOldSelf") is None
                 else "(*bool)(0xc000000000)")
     return (
-        f"apiextensions.ValidationRule{{Rule:{_go_string(rule.get('rule') or '')}, "
-        f"Message:{_go_string(rule.get('message') or '')}, "
-        f"MessageExpression:{_go_string(rule.get('messageExpression') or '')}, "
-        f"Reason:{reason}, FieldPath:{_go_string(rule.get('fieldPath') or '')}, "
+        f"apiextensions.ValidationRule{{Rule:{go_quote(rule.get('rule') or '')}, "
+        f"Message:{go_quote(rule.get('message') or '')}, "
+        f"MessageExpression:{go_quote(rule.get('messageExpression') or '')}, "
+        f"Reason:{reason}, FieldPath:{go_quote(rule.get('fieldPath') or '')}, "
         f"OptionalOldSelf:{optional}}}"
     )
 
@@ -1233,7 +1215,7 @@ def _validate_expressions(v: _Node, path: Path | None, obj: Any, old: Any, run: 
             if mcost > run.limit:
                 add(invalid(current, type_name, "no further validation rules will be run due "
                             "to call cost exceeds limit for messageExpression: "
-                            f"{_go_string(rule.get('messageExpression') or '')}"))
+                            f"{go_quote(rule.get('messageExpression') or '')}"))
                 run.budget = -1
                 return
             run.budget -= mcost

@@ -23,6 +23,7 @@ import copy
 import json
 from typing import Any
 
+from kubetwist.apimachinery.field import go_marshal
 from kubetwist.apis.autoscaling import hpa as v2
 from kubetwist.apis.core.pod_quantity import canonical_quantity
 
@@ -61,12 +62,6 @@ def _put(out: dict, key: str, value: Any) -> None:
     """Set C{key} unless C{value} is L{None} (Go's C{omitempty} on a pointer)."""
     if value is not None:
         out[key] = value
-
-
-def go_json(value: Any) -> str:
-    """Go's C{json.Marshal} text: compact, UTF-8, with C{<>&} escaped as C{\\u003c} ..."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def default_hpa_v1(hpa: dict) -> None:
@@ -384,14 +379,14 @@ def hpa_v2_to_v1(obj: dict) -> dict:
     conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
     other = [_metric_spec_to_v1(m) for m in metrics if not _is_cpu_utilization(m)]
     if other:
-        annotations[METRIC_SPECS_ANNOTATION] = go_json(other)
+        annotations[METRIC_SPECS_ANNOTATION] = go_marshal(other)
     if current:
-        annotations[METRIC_STATUSES_ANNOTATION] = go_json(
+        annotations[METRIC_STATUSES_ANNOTATION] = go_marshal(
             [_metric_status_to_v1(m) for m in current])
     if conditions:
-        annotations[CONDITIONS_ANNOTATION] = go_json([_condition_to_v1(c) for c in conditions])
+        annotations[CONDITIONS_ANNOTATION] = go_marshal([_condition_to_v1(c) for c in conditions])
     if isinstance(spec.get("behavior"), dict):
-        annotations[BEHAVIOR_ANNOTATION] = go_json(_behavior_to_go(spec["behavior"]))
+        annotations[BEHAVIOR_ANNOTATION] = go_marshal(_behavior_to_go(spec["behavior"]))
     if annotations:
         meta["annotations"] = annotations
     else:

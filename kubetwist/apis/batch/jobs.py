@@ -23,7 +23,6 @@ from kubetwist.apimachinery.field import (
     required,
 )
 from kubetwist.apimachinery.validation import (
-    is_dns1123_label,
     name_is_dns_subdomain,
     validate_immutable_field,
     validate_label_selector,
@@ -32,7 +31,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta_update,
 )
 from kubetwist.apis.apps.validation import go_label_selector, selector_matches
-from kubetwist.apis.core.pod_warnings import job_spec_warnings
+from kubetwist.apis.core.pod_warnings import job_spec_warnings, workload_name_warning
 from kubetwist.apis.core.podspec_defaults import default_pod_template_spec
 from kubetwist.apis.core.podspec_validation import (
     GoValueError,
@@ -452,14 +451,7 @@ def validate_job_status_update(new: dict, old: dict) -> list[FieldError]:
 def job_warnings(job: dict) -> list[str]:
     """Upstream C{jobStrategy.WarningsOnCreate}: a name that is not a DNS label, then
     C{WarningsForJobSpec} (the pod template's warnings under C{spec.template})."""
-    name = (job.get("metadata") or {}).get("name", "")
-    msgs = is_dns1123_label(name)
-    warnings = []
-    if msgs:
-        warnings.append("metadata.name: this is used in Pod names and hostnames, which can "
-                        "result in surprising behavior; a DNS label is recommended: ["
-                        + " ".join(msgs) + "]")
-    return warnings + job_spec_warnings(Path("spec"), job.get("spec") or {})
+    return workload_name_warning(job) + job_spec_warnings(Path("spec"), job.get("spec") or {})
 
 
 def job_field_attrs(job: dict) -> dict[str, str]:

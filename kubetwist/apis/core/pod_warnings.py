@@ -13,7 +13,6 @@ A warning never refuses a request.
 
 from __future__ import annotations
 
-
 from kubetwist.apimachinery.field import Path
 from kubetwist.apimachinery.validation import is_dns1123_label
 from kubetwist.apis.core.pod_quantity import QuantityError, parse_quantity
@@ -32,6 +31,7 @@ __all__ = [
     "replication_controller_warnings",
     "runtime_class_warnings",
     "stateful_set_warnings",
+    "workload_name_warning",
 ]
 
 #: Upstream C{deprecatedNodeLabels}: label key -> message.
@@ -347,7 +347,9 @@ def pod_template_warnings(path: Path, template: dict | None) -> list[str]:
     return _spec_and_meta(path, template.get("spec") or {}, template.get("metadata") or {})
 
 
-def _name_warning(obj: dict) -> list[str]:
+def workload_name_warning(obj: dict) -> list[str]:
+    """The C{WarningsOnCreate} line of workloads whose name goes into pod names (Deployment,
+    ReplicaSet, ReplicationController, Job, CronJob): a name that is not a DNS label."""
     msgs = is_dns1123_label((obj.get("metadata") or {}).get("name") or "")
     if not msgs:
         return []
@@ -360,18 +362,15 @@ def _template(obj: dict) -> dict | None:
 
 
 def deployment_warnings(obj: dict) -> list[str]:
-    """Upstream C{deploymentStrategy.WarningsOnCreate}."""
-    return _name_warning(obj) + pod_template_warnings(Path("spec", "template"), _template(obj))
+    """Upstream C{deploymentStrategy.WarningsOnCreate} (ReplicaSets and ReplicationControllers
+    warn the same way)."""
+    return (workload_name_warning(obj)
+            + pod_template_warnings(Path("spec", "template"), _template(obj)))
 
 
-def replica_set_warnings(obj: dict) -> list[str]:
-    """Upstream C{rsStrategy.WarningsOnCreate} (as Deployments)."""
-    return _name_warning(obj) + pod_template_warnings(Path("spec", "template"), _template(obj))
-
-
-def replication_controller_warnings(obj: dict) -> list[str]:
-    """Upstream C{rcStrategy.WarningsOnCreate}."""
-    return _name_warning(obj) + pod_template_warnings(Path("spec", "template"), _template(obj))
+#: Upstream C{rsStrategy.WarningsOnCreate} and C{rcStrategy.WarningsOnCreate} are the
+#: Deployment's: the name, then the template at C{spec.template}.
+replica_set_warnings = replication_controller_warnings = deployment_warnings
 
 
 def daemon_set_warnings(obj: dict) -> list[str]:
@@ -411,7 +410,8 @@ def job_spec_warnings(path: Path, spec: dict) -> list[str]:
 def cron_job_warnings(obj: dict) -> list[str]:
     """Upstream C{cronJobStrategy.WarningsOnCreate}."""
     job_spec = ((obj.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}
-    return _name_warning(obj) + job_spec_warnings(Path("spec", "jobTemplate", "spec"), job_spec)
+    return (workload_name_warning(obj)
+            + job_spec_warnings(Path("spec", "jobTemplate", "spec"), job_spec))
 
 
 def pvc_spec_warnings(path: Path, spec: dict) -> list[str]:
