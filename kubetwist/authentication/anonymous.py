@@ -15,6 +15,7 @@ from typing import Iterable
 from urllib.parse import unquote
 
 from twisted.web.iweb import IRequest
+from twisted.internet import defer
 from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import IAuthenticator
@@ -55,10 +56,11 @@ class AnonymousAuthenticator:
     def __init__(self, allowed_paths: Iterable[str] | None = ANONYMOUS_ALLOWED_PATHS) -> None:
         self.allowed_paths = frozenset(allowed_paths or ())
 
-    def authenticate(self, request: IRequest) -> UserInfo | None:
+    def authenticate(self, request: IRequest) -> "defer.Deferred[UserInfo | None]":
         """
-        @return: the anonymous user, or C{None} when the path is not allowed.
+        @return: a (fired) Deferred of the anonymous user, or of C{None} when the path is not
+            allowed.
         """
         if self.allowed_paths and request_path(request) not in self.allowed_paths:
-            return None
-        return anonymous_user()
+            return defer.succeed(None)
+        return defer.succeed(anonymous_user())

@@ -3,8 +3,11 @@
 Authenticator interfaces: upstream C{k8s.io/apiserver/pkg/authentication/authenticator}.
 
 Upstream's C{AuthenticateRequest} returns C{(response, ok, err)}; here an authenticator returns
-a L{UserInfo} (ok), C{None} (no opinion: no credentials of its kind) or raises
-L{AuthenticationError} (credentials of its kind are present but invalid).
+a L{Deferred} (a token lookup may need storage or a webhook, and must never block the reactor)
+that fires with a L{UserInfo} (ok), C{None} (no opinion: no credentials of its kind) or fails
+with L{AuthenticationError} (credentials of its kind are present but invalid).  Authenticators
+that can answer at once return an already-fired Deferred, so the filter chain stays
+synchronous for them.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from twisted.internet.defer import Deferred
 from twisted.web.iweb import IRequest
 from zope.interface import Interface
 
@@ -47,24 +51,26 @@ class AuthenticationError(Exception):
 class IAuthenticator(Interface):
     """Authenticates a request (upstream C{authenticator.Request})."""
 
-    def authenticate(request: IRequest) -> UserInfo | None:
+    def authenticate(request: IRequest) -> "Deferred[UserInfo | None]":
         """
         The user the request's credentials name.
 
-        @return: the user, or C{None} when this authenticator finds no credentials of its kind.
-        @raise AuthenticationError: credentials of its kind are present but invalid.
+        @return: a Deferred firing with the user, or C{None} when this authenticator finds no
+            credentials of its kind; it fails with L{AuthenticationError} when credentials of
+            its kind are present but invalid.
         """
 
 
 class ITokenAuthenticator(Interface):
     """Authenticates a bearer token (upstream C{authenticator.Token})."""
 
-    def authenticate_token(token: str) -> UserInfo | None:
+    def authenticate_token(token: str) -> "Deferred[UserInfo | None]":
         """
         The user a token names.
 
-        @return: the user, or C{None} for an unknown token.
-        @raise AuthenticationError: the token is recognised but invalid (e.g. expired).
+        @return: a Deferred firing with the user, or C{None} for an unknown token; it fails
+            with L{AuthenticationError} when the token is recognised but invalid (e.g.
+            expired).
         """
 
 
@@ -78,8 +84,9 @@ def with_audiences(audiences: Sequence[str]) -> Iterator[None]:
     """
     Authenticate for C{audiences} inside the block (upstream C{authenticator.WithAudiences}):
     audience-aware token authenticators (service-account JWTs) check a token's C{aud} against
-    these instead of the implicit API audiences.  Authentication is synchronous, so the
-    setting cannot leak into another request.
+    these instead of the implicit API audiences.  A context variable: coroutines started
+    inside the block (C{ensureDeferred} copies the context) keep seeing it, and it cannot leak
+    into another request.
     """
     token = _REQUESTED_AUDIENCES.set(list(audiences))
     try:

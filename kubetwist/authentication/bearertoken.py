@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from twisted.web.iweb import IRequest
+from twisted.internet import defer
 from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import (
@@ -73,19 +74,22 @@ class BearerTokenAuthenticator:
         self._tokens = token_authenticator
         self._warn = warn
 
-    def authenticate(self, request: IRequest) -> UserInfo | None:
+    def authenticate(self, request: IRequest) -> "defer.Deferred[UserInfo | None]":
         """
-        @return: the token's user; C{None} without a bearer token.
-        @raise AuthenticationError: C{invalid bearer token} when the token is unknown, or the
-            token authenticator's own error.
+        @return: a Deferred of the token's user, of C{None} without a bearer token; it fails
+            with L{AuthenticationError} C{invalid bearer token} when the token is unknown, or
+            with the token authenticator's own error.
         """
         token, extra_space = bearer_token(request)
         if token is None:
             if extra_space and self._warn is not None:
                 self._warn(request, INVALID_TOKEN_WITH_SPACE_WARNING)
-            return None
-        user = self._tokens.authenticate_token(token)
-        if user is None:
-            raise AuthenticationError("invalid bearer token")
-        request.requestHeaders.removeHeader(b"authorization")
-        return user
+            return defer.succeed(None)
+
+        def found(user: UserInfo | None) -> UserInfo:
+            if user is None:
+                raise AuthenticationError("invalid bearer token")
+            request.requestHeaders.removeHeader(b"authorization")
+            return user
+
+        return self._tokens.authenticate_token(token).addCallback(found)

@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Callable, Iterable, Sequence
 
 from cryptography import x509
+from twisted.internet import defer
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 from twisted.web.iweb import IRequest
 
 from kubetwist.authentication.anonymous import ANONYMOUS_ALLOWED_PATHS, AnonymousAuthenticator
 from kubetwist.authentication.authenticator import (
-    AuthenticationError,
     IAuthenticator,
     ITokenAuthenticator,
 )
@@ -76,7 +77,9 @@ def new_request_authenticator(
     return chain
 
 
-def authenticate_request(authenticator: IAuthenticator, request: IRequest) -> UserInfo:
+def authenticate_request(
+    authenticator: IAuthenticator, request: IRequest
+) -> "defer.Deferred[UserInfo]":
     """
     The authentication filter's decision for one request.
 
@@ -84,19 +87,25 @@ def authenticate_request(authenticator: IAuthenticator, request: IRequest) -> Us
     succeeded, as upstream).  On failure the reason is logged and 401 is raised; the client only
     ever sees C{Unauthorized}.
 
-    @return: the user.
-    @raise StatusError: 401 C{{"kind": "Status", ..., "message": "Unauthorized", "reason":
-        "Unauthorized", "code": 401}} when the authenticator raises or has no opinion.
+    @return: a Deferred of the user; it fails with a C{StatusError} 401 C{{"kind": "Status",
+        ..., "message": "Unauthorized", "reason": "Unauthorized", "code": 401}} when the
+        authenticator fails (with L{AuthenticationError} or anything else) or has no
+        opinion.
     """
-    try:
-        user = authenticator.authenticate(request)
-    except AuthenticationError as e:
-        _log.info("Unable to authenticate the request: {err}", err=str(e))
-        raise new_unauthorized("Unauthorized") from None
-    if user is None:
+
+    def failed(failure: Failure) -> UserInfo:
+        # upstream: any error of the authenticator is a 401; the reason is only logged
+        _log.info("Unable to authenticate the request: {err}", err=failure.getErrorMessage())
         raise new_unauthorized("Unauthorized")
-    request.requestHeaders.removeHeader(b"authorization")
-    return user
+
+    def succeeded(user: UserInfo | None) -> UserInfo:
+        if user is None:
+            raise new_unauthorized("Unauthorized")
+        request.requestHeaders.removeHeader(b"authorization")
+        return user
+
+    return defer.maybeDeferred(authenticator.authenticate, request).addCallbacks(
+        succeeded, failed)
 
 
 def is_anonymous(user: UserInfo) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from twisted.web.iweb import IRequest
+from twisted.internet.defer import Deferred
 from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import IAuthenticator
@@ -30,13 +31,15 @@ class AuthenticatedGroupAdder:
     def __init__(self, authenticator: IAuthenticator) -> None:
         self.authenticator = authenticator
 
-    def authenticate(self, request: IRequest) -> UserInfo | None:
+    def authenticate(self, request: IRequest) -> "Deferred[UserInfo | None]":
         """
-        @return: a new L{UserInfo} with the group appended, the delegate's user unchanged, or
-            C{None}.
-        @raise AuthenticationError: from the delegate.
+        @return: a Deferred of a new L{UserInfo} with the group appended, of the delegate's user
+            unchanged, or of C{None}; it fails with the delegate's L{AuthenticationError}.
         """
-        user = self.authenticator.authenticate(request)
+        return self.authenticator.authenticate(request).addCallback(self._add_group)
+
+    @staticmethod
+    def _add_group(user: UserInfo | None) -> UserInfo | None:
         if user is None or user.name == ANONYMOUS:
             return user
         if ALL_AUTHENTICATED in user.groups or ALL_UNAUTHENTICATED in user.groups:

@@ -18,6 +18,7 @@ from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from twisted.internet import defer
 from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import (
@@ -234,14 +235,22 @@ class ServiceAccountTokenAuthenticator:
         self.implicit_audiences = list(implicit_audiences)
         self.clock = clock
 
-    def authenticate_token(self, token: str) -> UserInfo | None:
+    def authenticate_token(self, token: str) -> "defer.Deferred[UserInfo | None]":
         """
-        @return: the service account's user; C{None} when the token is not a JWT of one of
-            our issuers (another authenticator may know it).
-        @raise AuthenticationError: a token of our issuer that fails: no key verifies it,
+        @return: a Deferred of the service account's user, of C{None} when the token is not a
+            JWT of one of our issuers (another authenticator may know it); it fails with
+            L{AuthenticationError} for a token of our issuer that fails: no key verifies it,
             audience mismatch (C{token audiences ["x"] is invalid for the target audiences
             [...]}), C{service account token has expired}, C{service account token is not
             valid yet}, or malformed claims.
+        """
+        return defer.maybeDeferred(self.verify_token, token)
+
+    def verify_token(self, token: str) -> UserInfo | None:
+        """
+        L{authenticate_token}, synchronously: the signature and claims only.
+
+        @raise AuthenticationError: see L{authenticate_token}.
         """
         if _unverified_issuer(token) not in self.issuers:
             return None

@@ -11,6 +11,7 @@ further columns ignored.
 from __future__ import annotations
 
 from twisted.logger import Logger
+from twisted.internet import defer
 from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import ITokenAuthenticator
@@ -200,12 +201,16 @@ class TokenFileAuthenticator:
             tokens[token] = UserInfo(name=record[1], uid=record[2], groups=groups)
         return cls(tokens)
 
-    def authenticate_token(self, token: str) -> UserInfo | None:
+    def authenticate_token(self, token: str) -> "defer.Deferred[UserInfo | None]":
         """
         The user for C{token}, or C{None} when it is not in the table.
 
-        @return: a fresh copy, so callers may add groups freely.
+        @return: a (fired) Deferred of a fresh copy, so callers may add groups freely.
         """
+        return defer.succeed(self.lookup(token))
+
+    def lookup(self, token: str) -> UserInfo | None:
+        """L{authenticate_token}, synchronously."""
         user = self._tokens.get(token)
         if user is None:
             return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from twisted.internet import defer
 from twisted.web.iweb import IRequest
 from zope.interface import implementer
 
@@ -36,14 +37,18 @@ class UnionAuthenticator:
         self.authenticators = list(authenticators)
         self.fail_on_error = fail_on_error
 
-    def authenticate(self, request: IRequest) -> UserInfo | None:
+    def authenticate(self, request: IRequest) -> "defer.Deferred[UserInfo | None]":
         """
-        @raise AuthenticationError: see the class docstring.
+        @return: a Deferred of the first user; it fails with L{AuthenticationError} (see the
+            class docstring).
         """
+        return defer.ensureDeferred(self._authenticate(request))
+
+    async def _authenticate(self, request: IRequest) -> UserInfo | None:
         errors: list[AuthenticationError] = []
         for auth in self.authenticators:
             try:
-                user = auth.authenticate(request)
+                user = await auth.authenticate(request)
             except AuthenticationError as e:
                 if self.fail_on_error:
                     raise
@@ -70,14 +75,18 @@ class UnionTokenAuthenticator:
         self.authenticators = list(authenticators)
         self.fail_on_error = fail_on_error
 
-    def authenticate_token(self, token: str) -> UserInfo | None:
+    def authenticate_token(self, token: str) -> "defer.Deferred[UserInfo | None]":
         """
-        @raise AuthenticationError: see L{UnionAuthenticator}.
+        @return: a Deferred of the first user; it fails with L{AuthenticationError} (see
+            L{UnionAuthenticator}).
         """
+        return defer.ensureDeferred(self._authenticate_token(token))
+
+    async def _authenticate_token(self, token: str) -> UserInfo | None:
         errors: list[AuthenticationError] = []
         for auth in self.authenticators:
             try:
-                user = auth.authenticate_token(token)
+                user = await auth.authenticate_token(token)
             except AuthenticationError as e:
                 if self.fail_on_error:
                     raise

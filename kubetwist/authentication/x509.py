@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from twisted.internet.interfaces import ISSLTransport
 from twisted.web.iweb import IRequest
+from twisted.internet import defer
 from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import AuthenticationError, IAuthenticator
@@ -249,12 +250,20 @@ class X509Authenticator:
         self._now = now
         self._peer_chain = peer_chain
 
-    def authenticate(self, request: IRequest) -> UserInfo | None:
+    def authenticate(self, request: IRequest) -> "defer.Deferred[UserInfo | None]":
         """
-        @return: the certificate's user; C{None} for requests without a client certificate or
-            a certificate without a common name.
-        @raise AuthenticationError: C{verifying certificate SN=..., SKID=..., AKID=... failed:
+        @return: a (fired) Deferred of the certificate's user, of C{None} for requests without
+            a client certificate or a certificate without a common name; it fails with
+            L{AuthenticationError} C{verifying certificate SN=..., SKID=..., AKID=... failed:
             x509: ...} when the chain does not verify.
+        """
+        return defer.maybeDeferred(self.authenticate_now, request)
+
+    def authenticate_now(self, request: IRequest) -> UserInfo | None:
+        """
+        L{authenticate}, synchronously (the TLS layer has the chain already).
+
+        @raise AuthenticationError: see L{authenticate}.
         """
         transport = _tls_transport(request)
         cached = getattr(transport, _CACHE_ATTR, None) if transport is not None else None

@@ -1,24 +1,47 @@
-# -*- test-case-name: tests.server.test_filters -*-
+# -*- test-case-name: tests.authorization.test_authorizer -*-
 """
 Authorizers: upstream C{k8s.io/apiserver/pkg/authorization} (C{authorizerfactory}:
-AlwaysAllow, AlwaysDeny) and the union of C{--authorization-mode}.
+AlwaysAllow, AlwaysDeny, privileged groups; C{union}) and the union of
+C{--authorization-mode}.
 
-An authorizer is C{authorize(user, info) -> (decision, reason)} with decision one of
-C{"allow" "deny" "noopinion"}.  Members of C{system:masters} are always allowed (upstream's
+Every authorizer provides L{IAuthorizer} (C{authorize(attributes) -> Deferred of (decision,
+reason)}, see L{kubetwist.authorization.authorizer}); the ones that list rules provide
+L{IRuleResolver} too.  Members of C{system:masters} are always allowed (upstream's
 privileged-group authorizer, placed first).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
-ALLOW, DENY, NO_OPINION = "allow", "deny", "noopinion"
+from twisted.internet import defer
+from zope.interface import implementer
+
+from kubetwist.authorization.authorizer import (
+    ALLOW,
+    DECISIONS,
+    DENY,
+    NO_OPINION,
+    Attributes,
+    IAuthorizer,
+    IRuleResolver,
+)
+
 MODES = ("AlwaysAllow", "AlwaysDeny")
 
+__all__ = [
+    "ALLOW", "DENY", "NO_OPINION", "DECISIONS", "MODES", "Attributes", "IAuthorizer",
+    "IRuleResolver", "AlwaysAllow", "AlwaysDeny", "PrivilegedGroups", "UnionAuthorizer",
+    "from_modes", "forbidden_message",
+]
 
+
+@implementer(IAuthorizer, IRuleResolver)
 class AlwaysAllow:
-    def authorize(self, user: Any, info: Any) -> tuple[str, str]:
-        return ALLOW, ""
+    """Upstream C{authorizerfactory.NewAlwaysAllowAuthorizer}."""
+
+    def authorize(self, attributes: Attributes) -> "defer.Deferred[tuple[str, str]]":
+        return defer.succeed((ALLOW, ""))
 
     def rules_for(self, user: Any, namespace: str) -> tuple[list, list, bool, str]:
         """Upstream C{alwaysAllowAuthorizer.RulesFor}: everything, on every path."""
@@ -26,34 +49,53 @@ class AlwaysAllow:
                 [{"verbs": ["*"], "nonResourceURLs": ["*"]}], False, "")
 
 
+@implementer(IAuthorizer, IRuleResolver)
 class AlwaysDeny:
-    def authorize(self, user: Any, info: Any) -> tuple[str, str]:
-        return NO_OPINION, "Everything is forbidden."
+    """Upstream C{authorizerfactory.NewAlwaysDenyAuthorizer} (no opinion, with a reason)."""
+
+    def authorize(self, attributes: Attributes) -> "defer.Deferred[tuple[str, str]]":
+        return defer.succeed((NO_OPINION, "Everything is forbidden."))
 
     def rules_for(self, user: Any, namespace: str) -> tuple[list, list, bool, str]:
         """Upstream C{alwaysDenyAuthorizer.RulesFor}: no rules, complete."""
         return [], [], False, ""
 
 
+@implementer(IAuthorizer)
 class PrivilegedGroups:
     """Upstream C{authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)}."""
 
-    def authorize(self, user: Any, info: Any) -> tuple[str, str]:
-        if "system:masters" in (getattr(user, "groups", None) or []):
-            return ALLOW, ""
-        return NO_OPINION, ""
+    def __init__(self, groups: Sequence[str] = ("system:masters",)) -> None:
+        self.groups = frozenset(groups)
+
+    def authorize(self, attributes: Attributes) -> "defer.Deferred[tuple[str, str]]":
+        groups = getattr(attributes.user, "groups", None) or []
+        if any(g in self.groups for g in groups):
+            return defer.succeed((ALLOW, ""))
+        return defer.succeed((NO_OPINION, ""))
 
 
+@implementer(IAuthorizer, IRuleResolver)
 class UnionAuthorizer:
-    """The first authorizer with an opinion decides; reasons of the others are joined."""
+    """
+    Upstream C{union.New}: the first authorizer with an opinion (allow or deny) decides and
+    later ones are not asked; with no opinion at all, the reasons of every member are joined
+    with C{", "}.  An evaluation error of a member is collected the same way (upstream
+    aggregates them) and reported only when nobody decides.
+    """
 
-    def __init__(self, authorizers: list[Any]) -> None:
-        self.authorizers = authorizers
+    def __init__(self, authorizers: Sequence[Any]) -> None:
+        self.authorizers = list(authorizers)
 
-    def authorize(self, user: Any, info: Any) -> tuple[str, str]:
-        reasons = []
+    def authorize(self, attributes: Attributes) -> "defer.Deferred[tuple[str, str]]":
+        """@return: a Deferred of C{(decision, reason)}; see the class docstring."""
+        return defer.ensureDeferred(self._authorize(attributes))
+
+    async def _authorize(self, attributes: Attributes) -> tuple[str, str]:
+        reasons: list[str] = []
         for a in self.authorizers:
-            decision, reason = a.authorize(user, info)
+            result = await a.authorize(attributes)
+            decision, reason = result[0], result[1]
             if decision in (ALLOW, DENY):
                 return decision, reason
             if reason:
@@ -62,21 +104,20 @@ class UnionAuthorizer:
 
     def rules_for(self, user: Any, namespace: str) -> tuple[list, list, bool, str]:
         """
-        Upstream C{rules.NewRuleResolvers}' union, over the members that resolve rules
-        (a C{rules_for(user, namespace)} method; the privileged-group authorizer has none, as
-        upstream): C{(resource_rules, non_resource_rules, incomplete, evaluation_error)}, the
-        rules concatenated, incomplete if any member is, errors joined as an aggregate
-        (C{[e1, e2]} for more than one).
+        Upstream C{rules.NewRuleResolvers}' union, over the members that provide
+        L{IRuleResolver} (the privileged-group authorizer does not, as upstream):
+        C{(resource_rules, non_resource_rules, incomplete, evaluation_error)}, the rules
+        concatenated, incomplete if any member is, errors joined as an aggregate (C{[e1, e2]}
+        for more than one).
         """
         resource: list = []
         non_resource: list = []
         incomplete = False
         errs: list[str] = []
         for a in self.authorizers:
-            resolve = getattr(a, "rules_for", None)
-            if resolve is None:
+            if not IRuleResolver.providedBy(a):
                 continue
-            rr, nr, inc, err = resolve(user, namespace)
+            rr, nr, inc, err = a.rules_for(user, namespace)
             resource += rr
             non_resource += nr
             incomplete = incomplete or inc
@@ -87,7 +128,12 @@ class UnionAuthorizer:
 
 
 def from_modes(modes: list[str]) -> UnionAuthorizer:
-    """Build the union for C{--authorization-mode} (comma list); unknown modes: ValueError."""
+    """
+    Build the union for C{--authorization-mode} (a list of mode names, in order), behind the
+    privileged-group authorizer.
+
+    @raise ValueError: an unknown mode (C{authorization-mode "X" is not supported ...}).
+    """
     out: list[Any] = [PrivilegedGroups()]
     for m in modes:
         if m == "AlwaysAllow":
@@ -101,20 +147,23 @@ def from_modes(modes: list[str]) -> UnionAuthorizer:
     return UnionAuthorizer(out)
 
 
-def forbidden_message(user: Any, info: Any, reason: str) -> str:
-    """Upstream C{responsewriters.forbiddenMessage}."""
-    username = getattr(user, "name", "") or ""
-    if not info.is_resource_request:
-        return f'User "{username}" cannot {info.verb} path "{info.path}"'
-    resource = info.resource
-    if info.subresource:
-        resource = f"{resource}/{info.subresource}"
-    if info.namespace:
-        msg = (f'User "{username}" cannot {info.verb} resource "{resource}" in API group '
-               f'"{info.api_group}" in the namespace "{info.namespace}"')
+def forbidden_message(attributes: Attributes, reason: str) -> str:
+    """
+    Upstream C{responsewriters.forbiddenMessage}: the 403 message for C{attributes}, with
+    C{": <reason>"} appended when there is a reason.
+    """
+    username = getattr(attributes.user, "name", "") or ""
+    if not attributes.resource_request:
+        return f'User "{username}" cannot {attributes.verb} path "{attributes.path}"'
+    resource = attributes.resource
+    if attributes.subresource:
+        resource = f"{resource}/{attributes.subresource}"
+    if attributes.namespace:
+        msg = (f'User "{username}" cannot {attributes.verb} resource "{resource}" in API group '
+               f'"{attributes.api_group}" in the namespace "{attributes.namespace}"')
     else:
-        msg = (f'User "{username}" cannot {info.verb} resource "{resource}" in API group '
-               f'"{info.api_group}" at the cluster scope')
+        msg = (f'User "{username}" cannot {attributes.verb} resource "{resource}" in API group '
+               f'"{attributes.api_group}" at the cluster scope')
     if reason:
         msg += f": {reason}"
     return msg

@@ -319,7 +319,7 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     from kubetwist.aggregator.server import Aggregator
     from kubetwist.apiextensions.server import APIExtensionsServer
     from kubetwist.controlplane.instance import KubeAPIServer
-    from kubetwist.server.filters.chain import HandlerChain
+    from kubetwist.server.filters.chain import HandlerChainConfig, build_handler_chain
     from kubetwist.server.genericapiserver import install_health_routes
     from kubetwist.server.openapi import install_openapi
 
@@ -348,12 +348,12 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
         HealthCheck("etcd-readiness", storage_health_check(storage, "etcd-readiness")))
     if shutdown_check is not None:
         front.readiness_checks.append(HealthCheck("shutdown", shutdown_check))
-    chain = HandlerChain(
-        front.director(), clock, authenticator, authorizer,
+    chain = build_handler_chain(front.director(), HandlerChainConfig(
+        clock=clock, authenticator=authenticator, authorizer=authorizer,
         max_requests_inflight=max_requests_inflight,
         max_mutating_requests_inflight=max_mutating_requests_inflight,
         request_timeout=request_timeout,
-    )
+    ))
     return Assembled(front, kube, aggregator, apiextensions, chain)
 
 

@@ -13,7 +13,7 @@ from kubetwist.authentication.bearertoken import (
 )
 from kubetwist.authentication.tokenfile import TokenFileAuthenticator
 from kubetwist.authentication.user import UserInfo
-from tests.authentication.fakes import FakeRequest
+from tests.authentication.fakes import FakeRequest, resolved
 
 ALICE = UserInfo(name="alice", uid="1", groups=["dev"])
 
@@ -70,23 +70,23 @@ class BearerTokenAuthenticatorTests(SynchronousTestCase):
     def test_valid_token(self) -> None:
         """A known token gives its user and the Authorization header is removed."""
         request = _request(b"Bearer good")
-        self.assertEqual(self.auth.authenticate(request), ALICE)
+        self.assertEqual(resolved(self.auth.authenticate(request)), ALICE)
         self.assertFalse(request.requestHeaders.hasHeader(b"authorization"))
 
     def test_unknown_token(self) -> None:
         """An unknown token is 'invalid bearer token' and the header stays."""
         request = _request(b"Bearer bad")
         with self.assertRaises(AuthenticationError) as ctx:
-            self.auth.authenticate(request)
+            resolved(self.auth.authenticate(request))
         self.assertEqual(str(ctx.exception), "invalid bearer token")
         self.assertTrue(request.requestHeaders.hasHeader(b"authorization"))
 
     def test_no_token(self) -> None:
         """No bearer header is no opinion."""
-        self.assertIsNone(self.auth.authenticate(_request(b"Basic x")))
+        self.assertIsNone(resolved(self.auth.authenticate(_request(b"Basic x"))))
         self.assertEqual(self.warnings, [])
 
     def test_extra_space_warns(self) -> None:
         """'Bearer  token' is ignored with upstream's warning."""
-        self.assertIsNone(self.auth.authenticate(_request(b"Bearer  good")))
+        self.assertIsNone(resolved(self.auth.authenticate(_request(b"Bearer  good"))))
         self.assertEqual(self.warnings, [INVALID_TOKEN_WITH_SPACE_WARNING])

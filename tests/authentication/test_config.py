@@ -17,7 +17,7 @@ from kubetwist.authentication.union import UnionAuthenticator
 from kubetwist.authentication.user import UserInfo
 from kubetwist.authentication.x509 import X509Authenticator
 from kubetwist.runtime.errors import StatusError
-from tests.authentication.fakes import FakeRequest
+from tests.authentication.fakes import FakeRequest, resolved
 from tests.authentication.test_x509 import ROOT
 
 UNAUTHORIZED = {
@@ -46,7 +46,7 @@ class ChainTests(SynchronousTestCase):
     def test_token_user_gets_authenticated_group(self) -> None:
         """A valid token authenticates its user plus system:authenticated; the header goes."""
         request = _request(token=b"tok")
-        user = authenticate_request(self.auth, request)
+        user = resolved(authenticate_request(self.auth, request))
         self.assertEqual(
             user, UserInfo(name="alice", uid="1", groups=["dev", "system:authenticated"])
         )
@@ -55,12 +55,12 @@ class ChainTests(SynchronousTestCase):
     def test_no_credentials_api_path(self) -> None:
         """No credentials on an API path is 401 Unauthorized."""
         with self.assertRaises(StatusError) as ctx:
-            authenticate_request(self.auth, _request())
+            resolved(authenticate_request(self.auth, _request()))
         self.assertEqual(ctx.exception.status, UNAUTHORIZED)
 
     def test_no_credentials_public_path(self) -> None:
         """No credentials on /healthz is system:anonymous, without system:authenticated."""
-        user = authenticate_request(self.auth, _request(b"/healthz"))
+        user = resolved(authenticate_request(self.auth, _request(b"/healthz")))
         self.assertEqual(
             user, UserInfo(name="system:anonymous", groups=["system:unauthenticated"])
         )
@@ -69,7 +69,7 @@ class ChainTests(SynchronousTestCase):
     def test_bad_token_public_path(self) -> None:
         """A bad token is 401 even where anonymous access is allowed."""
         with self.assertRaises(StatusError) as ctx:
-            authenticate_request(self.auth, _request(b"/version", token=b"nope"))
+            resolved(authenticate_request(self.auth, _request(b"/version", token=b"nope")))
         self.assertEqual(ctx.exception.code, 401)
 
     def test_anonymous_disabled(self) -> None:
@@ -77,7 +77,7 @@ class ChainTests(SynchronousTestCase):
         auth = new_request_authenticator(
             token_authenticators=[TokenFileAuthenticator({})], anonymous=False
         )
-        self.assertRaises(StatusError, authenticate_request, auth, _request(b"/healthz"))
+        self.assertRaises(StatusError, lambda: resolved(authenticate_request(auth, _request(b"/healthz"))))
 
 
 class ShapeTests(SynchronousTestCase):

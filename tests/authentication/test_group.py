@@ -7,7 +7,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from kubetwist.authentication.authenticator import AuthenticationError
 from kubetwist.authentication.group import AuthenticatedGroupAdder
 from kubetwist.authentication.user import UserInfo
-from tests.authentication.fakes import FakeRequest
+from tests.authentication.fakes import FakeRequest, resolved
 from tests.authentication.test_union import Fixed
 
 
@@ -15,7 +15,7 @@ class AuthenticatedGroupAdderTests(SynchronousTestCase):
     """system:authenticated is appended exactly when upstream appends it."""
 
     def _authenticate(self, user):
-        return AuthenticatedGroupAdder(Fixed(user)).authenticate(FakeRequest())
+        return resolved(AuthenticatedGroupAdder(Fixed(user)).authenticate(FakeRequest()))
 
     def test_appended(self) -> None:
         """An authenticated user gets system:authenticated last; other fields are kept and the

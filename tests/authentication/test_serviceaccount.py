@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
+from tests.authentication.fakes import resolved
 from kubetwist.authentication.authenticator import AuthenticationError
 from kubetwist.authentication.serviceaccount import (
     ServiceAccountTokenAuthenticator,
@@ -186,12 +187,12 @@ class AuthenticatorTests(SynchronousTestCase):
 
     def assertRefused(self, token: str, message: str) -> None:
         with self.assertRaises(AuthenticationError) as e:
-            self.auth.authenticate_token(token)
+            resolved(self.auth.authenticate_token(token))
         self.assertEqual(str(e.exception), message)
 
     def test_accepts(self) -> None:
         """A minted token is the service account user with its groups and credential id."""
-        user = self.auth.authenticate_token(self.mint())
+        user = resolved(self.auth.authenticate_token(self.mint()))
         self.assertEqual(user.to_user_info(), {
             "username": "system:serviceaccount:ns1:default", "uid": "sa-uid",
             "groups": ["system:serviceaccounts", "system:serviceaccounts:ns1"],
@@ -199,9 +200,9 @@ class AuthenticatorTests(SynchronousTestCase):
 
     def test_pod_extra(self) -> None:
         """A Pod-bound token adds pod-name/pod-uid and node-name/node-uid extras."""
-        user = self.auth.authenticate_token(self.mint(
+        user = resolved(self.auth.authenticate_token(self.mint(
             pod={"metadata": {"name": "p", "uid": "pu"}},
-            node={"metadata": {"name": "n", "uid": "nu"}}))
+            node={"metadata": {"name": "n", "uid": "nu"}})))
         self.assertEqual(user.extra, {
             "authentication.kubernetes.io/pod-name": ["p"],
             "authentication.kubernetes.io/pod-uid": ["pu"],
@@ -213,7 +214,7 @@ class AuthenticatorTests(SynchronousTestCase):
         """Past exp by more than the 60 s leeway: refused; within it: accepted."""
         token = self.mint(ttl=600)
         self.clock.advance(660)
-        self.assertIsNotNone(self.auth.authenticate_token(token))
+        self.assertIsNotNone(resolved(self.auth.authenticate_token(token)))
         self.clock.advance(1)
         self.assertRefused(token, "service account token has expired")
 
@@ -226,8 +227,8 @@ class AuthenticatorTests(SynchronousTestCase):
         """Another issuer's token is not ours: no opinion (None)."""
         token = TokenGenerator("https://other", self.key).generate(
             claims(SA, NOW, 3600, [SA_ISSUER]))
-        self.assertIsNone(self.auth.authenticate_token(token))
-        self.assertIsNone(self.auth.authenticate_token("not-a-jwt"))
+        self.assertIsNone(resolved(self.auth.authenticate_token(token)))
+        self.assertIsNone(resolved(self.auth.authenticate_token("not-a-jwt")))
 
     def test_wrong_audience(self) -> None:
         """A token for other audiences is refused with upstream's message."""

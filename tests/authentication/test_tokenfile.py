@@ -7,6 +7,7 @@ from twisted.logger import capturedLogs
 from twisted.trial.unittest import SynchronousTestCase
 from zope.interface.verify import verifyObject
 
+from tests.authentication.fakes import resolved
 from kubetwist.authentication.authenticator import ITokenAuthenticator
 from kubetwist.authentication.tokenfile import (
     CSVParseError,
@@ -96,31 +97,31 @@ class TokenFileTests(SynchronousTestCase):
         auth = TokenFileAuthenticator.from_file(self._file(
             b'token1,alice,uid1\ntoken2,bob,uid2,"g1,g2",ignored\ntoken3,carol,uid3,solo\n'
         ))
-        self.assertEqual(auth.authenticate_token("token1"), UserInfo(name="alice", uid="uid1"))
+        self.assertEqual(resolved(auth.authenticate_token("token1")), UserInfo(name="alice", uid="uid1"))
         self.assertEqual(
-            auth.authenticate_token("token2"),
+            resolved(auth.authenticate_token("token2")),
             UserInfo(name="bob", uid="uid2", groups=["g1", "g2"]),
         )
-        self.assertEqual(auth.authenticate_token("token3").groups, ["solo"])
-        self.assertIsNone(auth.authenticate_token("token4"))
+        self.assertEqual(resolved(auth.authenticate_token("token3")).groups, ["solo"])
+        self.assertIsNone(resolved(auth.authenticate_token("token4")))
 
     def test_empty_group_column(self) -> None:
         """An empty fourth column is the single group "" (Go's strings.Split)."""
         auth = TokenFileAuthenticator.from_file(self._file(b"t,u,1,\n"))
-        self.assertEqual(auth.authenticate_token("t").groups, [""])
+        self.assertEqual(resolved(auth.authenticate_token("t")).groups, [""])
 
     def test_copies(self) -> None:
         """Each lookup returns a fresh user; changing it does not change the table."""
         auth = TokenFileAuthenticator.from_file(self._file(b't,u,1,"a"\n'))
-        auth.authenticate_token("t").groups.append("b")
-        self.assertEqual(auth.authenticate_token("t").groups, ["a"])
+        resolved(auth.authenticate_token("t")).groups.append("b")
+        self.assertEqual(resolved(auth.authenticate_token("t")).groups, ["a"])
 
     def test_empty_token_skipped(self) -> None:
         """A record with an empty token is skipped with a warning naming its record number."""
         path = self._file(b"t,u,1\n,nobody,2\n")
         with capturedLogs() as events:
             auth = TokenFileAuthenticator.from_file(path)
-        self.assertIsNone(auth.authenticate_token(""))
+        self.assertIsNone(resolved(auth.authenticate_token("")))
         self.assertEqual([(e["path"], e["record_num"]) for e in events], [(path, 2)])
 
     def test_duplicate_token_last_wins(self) -> None:
@@ -128,7 +129,7 @@ class TokenFileTests(SynchronousTestCase):
         path = self._file(b"t,first,1\nt,second,2\n")
         with capturedLogs() as events:
             auth = TokenFileAuthenticator.from_file(path)
-        self.assertEqual(auth.authenticate_token("t").name, "second")
+        self.assertEqual(resolved(auth.authenticate_token("t")).name, "second")
         self.assertEqual(len(events), 1)
         self.assertIn("duplicate token", events[0]["log_format"])
 
@@ -163,4 +164,4 @@ class TokenFileTests(SynchronousTestCase):
     def test_empty_file(self) -> None:
         """An empty file gives an authenticator that knows no token."""
         auth = TokenFileAuthenticator.from_file(self._file(b""))
-        self.assertIsNone(auth.authenticate_token("x"))
+        self.assertIsNone(resolved(auth.authenticate_token("x")))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from twisted.internet import defer
 from twisted.trial.unittest import SynchronousTestCase
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
@@ -13,12 +14,12 @@ from kubetwist.authentication.authenticator import (
 )
 from kubetwist.authentication.union import UnionAuthenticator, UnionTokenAuthenticator
 from kubetwist.authentication.user import UserInfo
-from tests.authentication.fakes import FakeRequest
+from tests.authentication.fakes import FakeRequest, resolved
 
 
 @implementer(IAuthenticator, ITokenAuthenticator)
 class Fixed:
-    """Returns a fixed user, None, or raises; counts calls."""
+    """Answers (a fired Deferred) a fixed user, None, or fails; counts calls."""
 
     def __init__(self, result) -> None:
         self.result = result
@@ -27,8 +28,8 @@ class Fixed:
     def _answer(self):
         self.calls += 1
         if isinstance(self.result, Exception):
-            raise self.result
-        return self.result
+            return defer.fail(self.result)
+        return defer.succeed(self.result)
 
     def authenticate(self, request):
         return self._answer()
@@ -68,13 +69,13 @@ class UnionTests(SynchronousTestCase):
         """Authenticators are tried in order; later ones are not asked after a success."""
         later = Fixed(UserInfo(name="later"))
         union = UnionAuthenticator([Fixed(None), Fixed(BOB), later])
-        self.assertEqual(union.authenticate(FakeRequest()), BOB)
+        self.assertEqual(resolved(union.authenticate(FakeRequest())), BOB)
         self.assertEqual(later.calls, 0)
 
     def test_error_then_success(self) -> None:
         """Without fail-on-error an error does not stop the chain."""
         union = UnionAuthenticator([Fixed(AuthenticationError("bad")), Fixed(BOB)])
-        self.assertEqual(union.authenticate(FakeRequest()), BOB)
+        self.assertEqual(resolved(union.authenticate(FakeRequest())), BOB)
 
     def test_all_fail(self) -> None:
         """When none succeeds, the errors are raised as one aggregate."""
@@ -82,20 +83,20 @@ class UnionTests(SynchronousTestCase):
             [Fixed(AuthenticationError("x")), Fixed(None), Fixed(AuthenticationError("y"))]
         )
         with self.assertRaises(AuthenticationError) as ctx:
-            union.authenticate(FakeRequest())
+            resolved(union.authenticate(FakeRequest()))
         self.assertEqual(str(ctx.exception), "[x, y]")
 
     def test_no_opinion(self) -> None:
         """No errors and no success is no opinion."""
         union = UnionAuthenticator([Fixed(None), Fixed(None)])
-        self.assertIsNone(union.authenticate(FakeRequest()))
+        self.assertIsNone(resolved(union.authenticate(FakeRequest())))
 
     def test_fail_on_error(self) -> None:
         """With fail-on-error the first error stops the chain."""
         after = Fixed(BOB)
         union = UnionAuthenticator([Fixed(AuthenticationError("stop")), after], fail_on_error=True)
         with self.assertRaises(AuthenticationError) as ctx:
-            union.authenticate(FakeRequest())
+            resolved(union.authenticate(FakeRequest()))
         self.assertEqual((str(ctx.exception), after.calls), ("stop", 0))
 
 
@@ -109,11 +110,11 @@ class UnionTokenTests(SynchronousTestCase):
     def test_order_and_errors(self) -> None:
         """First success wins; errors aggregate when none succeeds."""
         self.assertEqual(
-            UnionTokenAuthenticator([Fixed(None), Fixed(BOB)]).authenticate_token("t"), BOB
+            resolved(UnionTokenAuthenticator([Fixed(None), Fixed(BOB)]).authenticate_token("t")), BOB
         )
         with self.assertRaises(AuthenticationError) as ctx:
-            UnionTokenAuthenticator(
+            resolved(UnionTokenAuthenticator(
                 [Fixed(AuthenticationError("e1")), Fixed(AuthenticationError("e2"))]
-            ).authenticate_token("t")
+            ).authenticate_token("t"))
         self.assertEqual(str(ctx.exception), "[e1, e2]")
-        self.assertIsNone(UnionTokenAuthenticator([Fixed(None)]).authenticate_token("t"))
+        self.assertIsNone(resolved(UnionTokenAuthenticator([Fixed(None)]).authenticate_token("t")))

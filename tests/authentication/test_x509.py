@@ -24,7 +24,7 @@ from kubetwist.authentication.x509 import (
     user_from_certificate,
     verify_client_chain,
 )
-from tests.authentication.fakes import FakeRequest
+from tests.authentication.fakes import FakeRequest, resolved
 from tests.authentication.tlsserver import TLSServerTestCase
 
 NOW = datetime.datetime(2025, 6, 1, tzinfo=datetime.timezone.utc)
@@ -215,16 +215,16 @@ class X509AuthenticatorTests(SynchronousTestCase):
 
     def test_no_certificate(self) -> None:
         """No presented certificate is no opinion."""
-        self.assertIsNone(self._auth([]).authenticate(FakeRequest()))
+        self.assertIsNone(resolved(self._auth([]).authenticate(FakeRequest())))
 
     def test_user(self) -> None:
         """A verifying certificate gives its user."""
-        self.assertEqual(self._auth([JANE]).authenticate(FakeRequest()).name, "jane")
+        self.assertEqual(resolved(self._auth([JANE]).authenticate(FakeRequest())).name, "jane")
 
     def test_failure_message(self) -> None:
         """A failing chain is an error naming the certificate, as upstream."""
         with self.assertRaises(AuthenticationError) as ctx:
-            self._auth([JANE], roots=[INTER]).authenticate(FakeRequest())
+            resolved(self._auth([JANE], roots=[INTER]).authenticate(FakeRequest()))
         self.assertEqual(
             str(ctx.exception),
             f"verifying certificate {certificate_identifier(JANE)} failed: "
@@ -296,7 +296,7 @@ class ConnectionCacheTests(SynchronousTestCase):
         for _ in range(2):
             request = FakeRequest()
             request.transport = transport
-            self.assertEqual(auth.authenticate(request).name, "jane")
+            self.assertEqual(resolved(auth.authenticate(request)).name, "jane")
         self.assertEqual(len(reads), 1)
 
     def test_expired_leaf_reverified(self) -> None:
@@ -305,7 +305,7 @@ class ConnectionCacheTests(SynchronousTestCase):
         auth = X509Authenticator([ROOT], now=lambda: now[0], peer_chain=lambda request: [JANE])
         request = FakeRequest()
         request.transport = _TLSTransport()
-        self.assertEqual(auth.authenticate(request).name, "jane")
+        self.assertEqual(resolved(auth.authenticate(request)).name, "jane")
         now[0] = JANE.not_valid_after_utc + DAY
         with self.assertRaises(AuthenticationError):
-            auth.authenticate(request)
+            resolved(auth.authenticate(request))

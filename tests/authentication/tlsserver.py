@@ -27,6 +27,7 @@ from kubetwist.authentication.authenticator import AuthenticationError
 from kubetwist.authentication.x509 import X509Authenticator, peer_certificates
 from kubetwist.server.certs import ServingCerts, ensure_serving_certs
 from kubetwist.server.tls import server_context_factory
+from tests.authentication.fakes import resolved
 
 CURL = shutil.which("curl")
 
@@ -46,7 +47,7 @@ class WhoAmI(Resource):
         chain = peer_certificates(request)
         user = error = None
         try:
-            info = self.authenticator.authenticate(request)
+            info = resolved(self.authenticator.authenticate(request))
             if info is not None:
                 user = info.to_user_info()
         except AuthenticationError as e:

@@ -11,6 +11,7 @@ import json
 import jwt
 
 from kubetwist.server.serviceaccount_keys import key_id, private_key_from_bytes
+from tests.authentication.fakes import resolved
 from tests.support import SA_ISSUER, SA_SIGNING_KEY_PEM, KubeTestCase
 
 TOKEN = "/api/v1/namespaces/default/serviceaccounts/{}/token"
@@ -238,7 +239,7 @@ class TokenAuthenticationTests(KubeTestCase):
 
         req = DummyRequest([b""])
         req.requestHeaders.setRawHeaders(b"authorization", [f"Bearer {token}".encode()])
-        return self.chain.authenticator.authenticate(req).name
+        return resolved(self.chain.authenticator.authenticate(req)).name
 
     def test_authenticated_request_served(self) -> None:
         """A request with the token is served (200), one with a wrong-audience token is 401."""

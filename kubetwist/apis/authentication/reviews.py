@@ -114,7 +114,7 @@ def review_rests(authenticator: Any, api_audiences: Sequence[str] = (),
             "status": {"userInfo": user_info(ctx.user)},
         }
 
-    def token_review(ctx: ReviewContext, obj: dict) -> dict:
+    async def token_review(ctx: ReviewContext, obj: dict) -> dict:
         if ctx.namespace:
             raise errors.new_bad_request(
                 f"namespace is not allowed on this type: {ctx.namespace}")
@@ -141,7 +141,8 @@ def review_rests(authenticator: Any, api_audiences: Sequence[str] = (),
         else:
             try:
                 with with_audiences(auds):
-                    user = authenticator.authenticate(_TokenRequest(token))
+                    pending = authenticator.authenticate(_TokenRequest(token))
+                user = await pending
             except AuthenticationError as e:
                 status["error"] = str(e)
             if user is not None:

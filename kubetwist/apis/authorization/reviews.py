@@ -5,23 +5,24 @@ C{pkg/registry/authorization/{subjectaccessreview,selfsubjectaccessreview,
 localsubjectaccessreview,selfsubjectrulesreview}}, C{pkg/registry/authorization/util} and the
 validation of C{pkg/apis/authorization/validation}.
 
-Each review asks the server's authorizer (C{authorize(user, info) -> (decision, reason)}, see
-L{kubetwist.authorization}) and answers with the request object and its C{status}; the rules
-review asks its C{rules_for(user, namespace)}.  Nothing is stored.
+Each review asks the server's authorizer (an L{IAuthorizer
+<kubetwist.authorization.authorizer.IAuthorizer>}: C{authorize(attributes) -> Deferred of
+(decision, reason)}) and answers with the request object and its C{status}; the rules review
+asks its L{IRuleResolver <kubetwist.authorization.authorizer.IRuleResolver>}.  Nothing is
+stored.
 """
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import orjson
 
 from kubetwist import authorization
+from kubetwist.authorization.authorizer import Attributes, IRuleResolver
 from kubetwist.apimachinery import field
 from kubetwist.apimachinery.field import FieldError
 from kubetwist.authentication.user import UserInfo
-from kubetwist.endpoints.requestinfo import RequestInfo
 from kubetwist.registry.rest import ResourceSpec
 from kubetwist.registry.review import (
     ReviewContext,
@@ -200,22 +201,23 @@ def validate_local_subject_access_review(obj: dict) -> list[FieldError]:
 
 
 # --- evaluation ----------------------------------------------------------------------------------
-def attributes_from_spec(spec: dict) -> RequestInfo:
+def attributes_from_spec(spec: dict, user: Any = None) -> Attributes:
     """
-    Upstream C{ResourceAttributesFrom} / C{NonResourceAttributesFrom}: the request attributes
-    (a L{RequestInfo}) a review's C{resourceAttributes} or C{nonResourceAttributes} describe.
+    Upstream C{ResourceAttributesFrom} / C{NonResourceAttributesFrom}: the authorization
+    L{Attributes} a review's C{resourceAttributes} or C{nonResourceAttributes} describe, for
+    C{user}.
     """
     ra = spec.get("resourceAttributes")
     if isinstance(ra, dict):
-        return RequestInfo(
-            is_resource_request=True, verb=ra.get("verb") or "",
+        return Attributes(
+            user=user, resource_request=True, verb=ra.get("verb") or "",
             api_group=ra.get("group") or "", api_version=ra.get("version") or "",
             namespace=ra.get("namespace") or "", resource=ra.get("resource") or "",
             subresource=ra.get("subresource") or "", name=ra.get("name") or "",
         )
     nra = spec.get("nonResourceAttributes") or {}
-    return RequestInfo(is_resource_request=False, path=nra.get("path") or "",
-                       verb=nra.get("verb") or "")
+    return Attributes(user=user, resource_request=False, path=nra.get("path") or "",
+                      verb=nra.get("verb") or "")
 
 
 def _user_from_spec(spec: dict) -> UserInfo:
@@ -226,11 +228,9 @@ def _user_from_spec(spec: dict) -> UserInfo:
                     extra={k: list(v or []) for k, v in extra.items()})
 
 
-async def _decide(authorizer: Any, user: Any, info: RequestInfo) -> dict:
-    """The C{SubjectAccessReviewStatus} of one decision."""
-    result = authorizer.authorize(user, info)
-    if inspect.isawaitable(result):
-        result = await result
+async def _decide(authorizer: Any, attributes: Attributes) -> dict:
+    """The C{SubjectAccessReviewStatus} of one decision of C{authorizer} (an IAuthorizer)."""
+    result = await authorizer.authorize(attributes)
     decision, reason = result[0], result[1]
     status: dict = {"allowed": decision == authorization.ALLOW}
     if decision == authorization.DENY:
@@ -281,7 +281,7 @@ def review_rests(authorizer: Any) -> list[ReviewREST]:
             raise errors.new_bad_request(
                 f"spec.resourceAttributes.namespace must match namespace: {ctx.namespace}")
         spec = obj.get("spec") or {}
-        status = await _decide(authorizer, _user_from_spec(spec), attributes_from_spec(spec))
+        status = await _decide(authorizer, attributes_from_spec(spec, _user_from_spec(spec)))
         return _answer(obj, "SubjectAccessReviewSpec", status)
 
     async def self_access(ctx: ReviewContext, obj: dict) -> dict:
@@ -291,7 +291,7 @@ def review_rests(authorizer: Any) -> list[ReviewREST]:
         if ctx.user is None:
             raise errors.new_bad_request("no user present on request")
         spec = obj.get("spec") or {}
-        status = await _decide(authorizer, ctx.user, attributes_from_spec(spec))
+        status = await _decide(authorizer, attributes_from_spec(spec, ctx.user))
         return _answer(obj, "SelfSubjectAccessReviewSpec", status)
 
     def self_rules(ctx: ReviewContext, obj: dict) -> dict:
@@ -300,11 +300,10 @@ def review_rests(authorizer: Any) -> list[ReviewREST]:
         namespace = (obj.get("spec") or {}).get("namespace") or ""
         if not namespace:
             raise errors.new_bad_request("no namespace on request")
-        resolve = getattr(authorizer, "rules_for", None)
-        if resolve is None:
+        if not IRuleResolver.providedBy(authorizer):
             rules, non_rules, incomplete, error = [], [], True, ""
         else:
-            rules, non_rules, incomplete, error = resolve(ctx.user, namespace)
+            rules, non_rules, incomplete, error = authorizer.rules_for(ctx.user, namespace)
         status: dict = {
             "resourceRules": [go_shape(r, f"{_PKG}.ResourceRule") for r in rules],
             "nonResourceRules": [go_shape(r, f"{_PKG}.NonResourceRule") for r in non_rules],
@@ -320,7 +319,7 @@ def review_rests(authorizer: Any) -> list[ReviewREST]:
         if errs:
             raise _invalid("SubjectAccessReview", errs)
         spec = obj.get("spec") or {}
-        status = await _decide(authorizer, _user_from_spec(spec), attributes_from_spec(spec))
+        status = await _decide(authorizer, attributes_from_spec(spec, _user_from_spec(spec)))
         return _answer(obj, "SubjectAccessReviewSpec", status)
 
     funcs = [local, self_access, self_rules, subject]

@@ -1,174 +1,115 @@
 # -*- test-case-name: tests.server.test_filters -*-
 """
 The handler chain, run once in front of the aggregator: upstream
-C{k8s.io/apiserver/pkg/server/config.go DefaultBuildHandlerChain} and C{server/filters},
-C{endpoints/filters}.
+C{k8s.io/apiserver/pkg/server/config.go DefaultBuildHandlerChain}.
 
-Order (outermost first): panic recovery -> request info -> in-flight limit -> authentication
--> authorization -> timeout -> the aggregator's director.  Long-running requests (watches,
-and the proxy/log/exec/attach/portforward subresources) are exempt from the in-flight limit
-and the timeout, as upstream.
+L{build_handler_chain} composes one filter module of this package each, in upstream's order.
+Outermost first, as a request meets them:
+
+    audit init -> panic recovery -> request info -> HSTS -> warning recorder -> wait group
+    -> timeout -> CORS -> authentication -> audit -> impersonation
+    -> max-in-flight (in place of priority and fairness) -> authorization -> the server
+
+A new filter is one module with a C{with_x(handler, ...)} function and one line here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from dataclasses import dataclass, field
+from typing import Any, Optional
 
-from twisted.logger import Logger
 from twisted.web.resource import Resource
-from twisted.web.server import NOT_DONE_YET
 
-from kubetwist import authorization
-from kubetwist.endpoints.requestinfo import parse_request_info
-from kubetwist.endpoints.responses import write_status_error
-from kubetwist.runtime import errors
-
-log = Logger()
-
-LONG_RUNNING_SUBRESOURCES = {"proxy", "log", "exec", "attach", "portforward"}
-ANONYMOUS_PATHS = ("/healthz", "/livez", "/readyz", "/version")
-
-
-def is_long_running(info: Any) -> bool:
-    """Upstream C{BasicLongRunningRequestCheck} for kube-apiserver's verbs and subresources."""
-    return info.verb == "watch" or info.subresource in LONG_RUNNING_SUBRESOURCES
+from kubetwist.server.filters.audit import with_audit, with_audit_init
+from kubetwist.server.filters.authentication import with_authentication
+from kubetwist.server.filters.authorization import with_authorization
+from kubetwist.server.filters.base import FrontResource, resource_handler
+from kubetwist.server.filters.cors import with_cors
+from kubetwist.server.filters.hsts import with_hsts
+from kubetwist.server.filters.impersonation import with_impersonation
+from kubetwist.server.filters.maxinflight import MaxInFlight
+from kubetwist.server.filters.recovery import with_panic_recovery
+from kubetwist.server.filters.requestinfo import with_request_info
+from kubetwist.server.filters.timeout import with_timeout
+from kubetwist.server.filters.waitgroup import WaitGroup
+from kubetwist.server.filters.warnings import with_warning_recorder
 
 
-class HandlerChain(Resource):
+@dataclass
+class HandlerChainConfig:
     """
-    The filters as one front resource.
+    The chain's configuration (upstream C{server.Config}'s fields the chain reads).
 
-    @param handler: the resource to protect (the aggregator's director).
-    @param authenticator: C{authenticate(request) -> UserInfo | None}, may raise.
-    @param authorizer: C{authorize(user, info) -> (decision, reason)}.
-    @param max_requests_inflight: non-mutating limit (C{0}: none).
-    @param max_mutating_requests_inflight: mutating limit (C{0}: none).
-    @param request_timeout: seconds before a non-long-running request answers 504.
+    @ivar clock: C{IReactorTime} for the timeout.
+    @ivar authenticator: an C{IAuthenticator}, or L{None} (every request is 401).
+    @ivar authorizer: an C{IAuthorizer}.
+    @ivar max_requests_inflight: C{--max-requests-inflight} (C{0}: no limit).
+    @ivar max_mutating_requests_inflight: C{--max-mutating-requests-inflight}.
+    @ivar request_timeout: C{--request-timeout}, seconds.
+    @ivar cors_allowed_origins: C{--cors-allowed-origins} (none: no CORS filter).
+    @ivar hsts_directives: C{--strict-transport-security-directives} (none: no HSTS filter).
+    @ivar audit_backend: the audit backend (not built yet: L{None}).
     """
 
-    isLeaf = True
+    clock: Any
+    authenticator: Any
+    authorizer: Any
+    max_requests_inflight: int = 400
+    max_mutating_requests_inflight: int = 200
+    request_timeout: float = 60.0
+    cors_allowed_origins: list[str] = field(default_factory=list)
+    hsts_directives: list[str] = field(default_factory=list)
+    audit_backend: Optional[Any] = None
 
-    def __init__(
-        self,
-        handler: Resource,
-        clock: Any,
-        authenticator: Any,
-        authorizer: Any,
-        max_requests_inflight: int = 400,
-        max_mutating_requests_inflight: int = 200,
-        request_timeout: float = 60.0,
-        anonymous_user: Optional[Callable[[], Any]] = None,
-    ) -> None:
-        super().__init__()
-        self.handler = handler
-        self.clock = clock
-        self.authenticator = authenticator
-        self.authorizer = authorizer
-        self.max_readonly = max_requests_inflight
-        self.max_mutating = max_mutating_requests_inflight
-        self.request_timeout = request_timeout
-        self.anonymous_user = anonymous_user
-        self.inflight_readonly = 0
-        self.inflight_mutating = 0
-        #: requests in flight (for draining at shutdown)
-        self.active: set[Any] = set()
-        #: long-running requests (watches), ended at shutdown
-        self.long_running: set[Any] = set()
 
-    def render(self, request: Any) -> Any:
-        try:
-            return self._render(request)
-        except Exception:
-            log.failure("panic in handler chain")
-            write_status_error(request, errors.new_internal_error("an unexpected error occurred"))
-            return NOT_DONE_YET
+class HandlerChain(FrontResource):
+    """
+    The front resource: the composed filters over the server's resource.
 
-    def _render(self, request: Any) -> Any:
-        path = request.path.decode("utf-8", "replace")
-        query = request.uri.decode("latin-1").partition("?")[2]
-        info = parse_request_info(request.method.decode("latin-1"), path, query)
-        request.kube_info = info
-        request.kube_warnings = []
-        long_running = is_long_running(info)
+    @ivar inflight: the L{MaxInFlight} filter (its counters and limits).
+    @ivar waitgroup: the L{WaitGroup} filter (requests in flight, for shutdown).
+    """
 
-        # authentication
-        try:
-            user = self.authenticator.authenticate(request) if self.authenticator else None
-        except Exception as e:
-            log.info("authentication failed: {err}", err=e)
-            user = None
-            write_status_error(request, errors.new_unauthorized())
-            return NOT_DONE_YET
-        if user is None:
-            if self.anonymous_user is not None and (
-                path in ANONYMOUS_PATHS or any(path.startswith(p + "/") for p in ANONYMOUS_PATHS[:3])
-            ):
-                user = self.anonymous_user()
-            else:
-                write_status_error(request, errors.new_unauthorized())
-                return NOT_DONE_YET
-        request.kube_user = user
+    @property
+    def inflight(self) -> MaxInFlight:
+        return self.parts["inflight"]
 
-        # in-flight limit (after authentication, as upstream's priority-and-fairness-less path)
-        mutating = info.verb in ("create", "update", "patch", "delete", "deletecollection")
-        if not long_running:
-            if mutating:
-                if self.max_mutating and self.inflight_mutating >= self.max_mutating:
-                    return self._too_many(request)
-                self.inflight_mutating += 1
-            else:
-                if self.max_readonly and self.inflight_readonly >= self.max_readonly:
-                    return self._too_many(request)
-                self.inflight_readonly += 1
+    @property
+    def waitgroup(self) -> WaitGroup:
+        return self.parts["waitgroup"]
 
-        # authorization
-        decision, reason = self.authorizer.authorize(user, info)
-        if decision != authorization.ALLOW:
-            self._release(mutating, long_running)
-            msg = authorization.forbidden_message(user, info, reason)
-            if info.is_resource_request:
-                err = errors.new_forbidden(info.api_group, info.resource, info.name, msg)
-            else:
-                err = errors.new_forbidden("", "", "", msg)
-            write_status_error(request, err)
-            return NOT_DONE_YET
+    @property
+    def active(self) -> set:
+        """Requests in flight (drained at shutdown)."""
+        return self.waitgroup.active
 
-        self.active.add(request)
-        if long_running:
-            self.long_running.add(request)
-        timer = None
-        if not long_running and self.request_timeout > 0:
-            timer = self.clock.callLater(self.request_timeout, self._timeout, request)
+    @property
+    def long_running(self) -> set:
+        """Long-running requests in flight (ended at shutdown)."""
+        return self.waitgroup.long_running
 
-        def done(_: Any) -> None:
-            self.active.discard(request)
-            self.long_running.discard(request)
-            if timer is not None and timer.active():
-                timer.cancel()
-            self._release(mutating, long_running)
 
-        request.notifyFinish().addBoth(done)
-        return self.handler.render(request)
-
-    def _release(self, mutating: bool, long_running: bool) -> None:
-        if long_running:
-            return
-        if mutating:
-            self.inflight_mutating = max(0, self.inflight_mutating - 1)
-        else:
-            self.inflight_readonly = max(0, self.inflight_readonly - 1)
-
-    def _too_many(self, request: Any) -> Any:
-        write_status_error(request, errors.new_too_many_requests(
-            "Too many requests, please try again later.", 1))
-        return NOT_DONE_YET
-
-    def _timeout(self, request: Any) -> None:
-        if request.finished or getattr(request, "startedWriting", False):
-            return
-        write_status_error(request, errors.make_status(
-            504, "Timeout",
-            "Timeout: request did not complete within requested timeout - context deadline "
-            "exceeded",
-            {},
-        ))
+def build_handler_chain(api_handler: Resource, config: HandlerChainConfig) -> HandlerChain:
+    """
+    Upstream C{DefaultBuildHandlerChain}: wrap C{api_handler} (the aggregator's director) in
+    the filters, innermost first, exactly in upstream's order (see the module docstring).
+    """
+    inflight = MaxInFlight(config.max_requests_inflight, config.max_mutating_requests_inflight)
+    waitgroup = WaitGroup()
+    handler = resource_handler(api_handler)
+    handler = with_authorization(handler, config.authorizer)
+    handler = inflight.wrap(handler)
+    handler = with_impersonation(handler, config.authorizer)
+    handler = with_audit(handler, config.audit_backend)
+    handler = with_authentication(handler, config.authenticator)
+    if config.cors_allowed_origins:
+        handler = with_cors(handler, config.cors_allowed_origins)
+    handler = with_timeout(handler, config.clock, config.request_timeout)
+    handler = waitgroup.wrap(handler)
+    handler = with_warning_recorder(handler)
+    if config.hsts_directives:
+        handler = with_hsts(handler, config.hsts_directives)
+    handler = with_request_info(handler)
+    handler = with_panic_recovery(handler)
+    handler = with_audit_init(handler)
+    return HandlerChain(handler, {"inflight": inflight, "waitgroup": waitgroup})

@@ -1,0 +1,46 @@
+# -*- test-case-name: tests.server.test_filters -*-
+"""
+Authorization: upstream C{endpoints/filters/authorization.go WithAuthorization}.
+
+The request's L{Attributes <kubetwist.authorization.authorizer.Attributes>} (from
+C{context.user} and C{context.request_info}) go to the authorizer (an L{IAuthorizer
+<kubetwist.authorization.authorizer.IAuthorizer>}); anything but ALLOW is 403 C{Forbidden} with
+upstream's message (C{pods is forbidden: User "jane" cannot list resource "pods" in API group
+"" in the namespace "default": <reason>}).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubetwist import authorization
+from kubetwist.authorization.authorizer import ALLOW, Attributes, IAuthorizer
+from kubetwist.runtime import errors
+from kubetwist.server.filters.base import Handler
+from kubetwist.server.filters.context import context_of
+
+
+def forbidden(attributes: Attributes, reason: str) -> errors.StatusError:
+    """Upstream C{responsewriters.Forbidden}: the 403 for C{attributes}."""
+    msg = authorization.forbidden_message(attributes, reason)
+    if attributes.resource_request:
+        return errors.new_forbidden(attributes.api_group, attributes.resource, attributes.name,
+                                    msg)
+    return errors.new_forbidden("", "", "", msg)
+
+
+def with_authorization(handler: Handler, authorizer: IAuthorizer) -> Handler:
+    """Authorize, then hand on; see the module docstring."""
+
+    def decided(result: tuple, request: Any, attributes: Attributes) -> Any:
+        decision, reason = result[0], result[1]
+        if decision != ALLOW:
+            raise forbidden(attributes, reason)
+        return handler(request)
+
+    def handle(request: Any) -> Any:
+        ctx = context_of(request)
+        attributes = Attributes.from_request_info(ctx.user, ctx.request_info)
+        return authorizer.authorize(attributes).addCallback(decided, request, attributes)
+
+    return handle
