@@ -29,6 +29,7 @@ _GROUPS = [
     ("Etcd flags", ["encryption-provider-config", "etcd-servers", "etcd-prefix",
                     "etcd-cafile", "etcd-certfile", "etcd-keyfile", "etcd-compaction-interval"]),
     ("Secure serving flags", ["bind-address", "secure-port", "advertise-address", "cert-dir",
+                              "strict-transport-security-directives",
                               "tls-cert-file", "tls-private-key-file"]),
     ("Authentication flags", ["api-audiences", "client-ca-file", "token-auth-file",
                               "anonymous-auth", "service-account-issuer",
@@ -36,11 +37,26 @@ _GROUPS = [
                               "service-account-max-token-expiration",
                               "service-account-signing-key-file"]),
     ("Authorization flags", ["authorization-mode"]),
-    ("Generic flags", ["max-requests-inflight", "max-mutating-requests-inflight",
+    ("Admission flags", ["disable-admission-plugins", "enable-admission-plugins"]),
+    ("Generic flags", ["cors-allowed-origins", "max-requests-inflight", "max-mutating-requests-inflight",
                        "min-request-timeout", "request-timeout", "shutdown-delay-duration"]),
     ("Misc flags", ["service-cluster-ip-range", "service-node-port-range"]),
     ("kubetwist flags", ["data-dir", "write-kubeconfig", "reuse-port"]),
 ]
+
+def _default_admission_plugins() -> list[str]:
+    from kubetwist.admission.registry import default_enabled_plugins
+
+    return default_enabled_plugins()
+
+
+def _known_admission_plugins() -> list[str]:
+    from kubetwist.admission.registry import ALL_ORDERED_PLUGINS
+
+    return sorted(ALL_ORDERED_PLUGINS)
+
+
+_HSTS_DIRECTIVE = re.compile(r"^(max-age=\d+|includeSubDomains|preload)$")
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
 
@@ -119,6 +135,20 @@ class Options(usage.Options):
          "generated once as <cert-dir>/sa.key)."],
         ["authorization-mode", None, "AlwaysAllow", "Ordered list of plug-ins to do "
          "authorization on secure port (AlwaysAllow, AlwaysDeny)."],
+        ["enable-admission-plugins", None, "", "admission plugins that should be enabled in "
+         "addition to default enabled ones (" + ", ".join(_default_admission_plugins()) + "). "
+         "Comma-delimited list of admission plugins: " + ", ".join(_known_admission_plugins()) +
+         ". The order of plugins in this flag does not matter. kubetwist: names of plugins not "
+         "built yet are accepted and do nothing."],
+        ["disable-admission-plugins", None, "", "admission plugins that should be disabled "
+         "although they are in the default enabled plugins list. Comma-delimited list of "
+         "admission plugins. The order of plugins in this flag does not matter."],
+        ["cors-allowed-origins", None, "", "List of allowed origins for CORS, comma separated. "
+         "An allowed origin can be a regular expression to support subdomain matching. If this "
+         "list is empty CORS will not be enabled."],
+        ["strict-transport-security-directives", None, "", "List of directives for HSTS, comma "
+         "separated. If this list is empty, then HSTS directives will not be added. Example: "
+         "'max-age=31536000,includeSubDomains,preload'"],
         ["max-requests-inflight", None, "400", "The maximum number of non-mutating requests in "
          "flight at a given time. 0: no limit."],
         ["max-mutating-requests-inflight", None, "200", "The maximum number of mutating requests "
@@ -184,6 +214,44 @@ class Options(usage.Options):
             raise usage.UsageError("the service-account-max-token-expiration must be between "
                                    "1 hour and 2^32 seconds")
         o["service-account-max-token-expiration"] = int(max_exp)
+
+    def _admission_flags(self) -> None:
+        """
+        C{--enable-admission-plugins} / C{--disable-admission-plugins} (upstream
+        C{AdmissionOptions.Validate}); afterwards C{self["admission-plugins"]} holds the
+        enabled names in upstream's order.
+        """
+        from kubetwist.admission.registry import enabled_plugin_names, validate_plugin_names
+
+        o = self
+        enable = [p.strip() for p in o["enable-admission-plugins"].split(",") if p.strip()]
+        disable = [p.strip() for p in o["disable-admission-plugins"].split(",") if p.strip()]
+        errs = validate_plugin_names(enable, disable)
+        if errs:
+            raise usage.UsageError(errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]")
+        o["enable-admission-plugins"], o["disable-admission-plugins"] = enable, disable
+        o["admission-plugins"] = enabled_plugin_names(enable, disable)
+
+    def _filter_flags(self) -> None:
+        """C{--cors-allowed-origins} (regular expressions) and
+        C{--strict-transport-security-directives} (upstream C{validateHSTSDirectives})."""
+        o = self
+        origins = [p.strip() for p in o["cors-allowed-origins"].split(",") if p.strip()]
+        for p in origins:
+            try:
+                re.compile(p)
+            except re.error as e:
+                raise usage.UsageError(f'--cors-allowed-origins: invalid regular expression '
+                                       f'"{p}": {e}')
+        directives = [d.strip() for d in o["strict-transport-security-directives"].split(",")
+                      if d.strip()]
+        if any(not _HSTS_DIRECTIVE.match(d) for d in directives):
+            raise usage.UsageError(
+                "--strict-transport-security-directives invalid, allowed values: "
+                "max-age=expireTime, includeSubDomains, preload. see "
+                "https://tools.ietf.org/html/rfc6797#section-6.1 for more information")
+        o["cors-allowed-origins"], o["strict-transport-security-directives"] = \
+            origins, directives
 
     def parseOptions(self, options: Optional[list[str]] = None) -> None:
         """
@@ -257,6 +325,8 @@ class Options(usage.Options):
         except ValueError as e:
             raise usage.UsageError(str(e))
         o["authorization-mode"] = modes
+        self._admission_flags()
+        self._filter_flags()
         o["anonymous-auth"] = str(o["anonymous-auth"]).lower() in ("true", "1")
         servers = [s.strip() for s in o["etcd-servers"].split(",") if s.strip()]
         for s in servers:

@@ -1,79 +1,96 @@
 # -*- test-case-name: tests.admission.test_chain -*-
 """
-Admission: upstream C{k8s.io/apiserver/pkg/admission} (C{chain.go}, C{attributes.go}).
+The admission chain: upstream C{k8s.io/apiserver/pkg/admission} (C{chain.go}).
 
-A plugin may implement C{admit} (mutating) and/or C{validate}; the chain runs every plugin's
-C{admit} in order, then (after the strategy's validation) every C{validate}.  A plugin refuses
-by raising a L{kubetwist.runtime.errors.StatusError} (usually 403 Forbidden or 404 NotFound).
+The chain runs, in order, C{admit} of every plugin that provides
+L{IMutationInterface <kubetwist.admission.interfaces.IMutationInterface>} and handles the
+operation; then (after the strategy's validation) C{validate} of every plugin that provides
+L{IValidationInterface <kubetwist.admission.interfaces.IValidationInterface>}.  The plugins
+are the ones C{--enable-admission-plugins} / C{--disable-admission-plugins} select (see
+L{kubetwist.admission.registry}), followed by kubetwist's internal steps (not plugins: work
+upstream's strategies do with the request context, which kubetwist's strategies do not see).
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import Any, Awaitable, Callable, Optional, Sequence
 
-from kubetwist.registry.generic.store import Admission
-from kubetwist.registry.rest import ResourceSpec
+from kubetwist.admission.interfaces import (
+    Attributes,
+    IMutationInterface,
+    IValidationInterface,
+)
+
+#: C{(operation, obj, old) -> Awaitable[None]}: one phase bound to one request.
+Phase = Callable[[str, Optional[dict], Optional[dict]], Awaitable[None]]
+
+
+async def _settled(result: Any) -> None:
+    """Wait for a step's Deferred or coroutine (a plain return value needs no wait)."""
+    if inspect.isawaitable(result):
+        await result
 
 
 @dataclass
-class Attributes:
+class RequestAdmission:
     """
-    Upstream C{admission.Attributes}.
-
-    @ivar operation: C{CREATE UPDATE DELETE CONNECT}.
-    @ivar object: the new object (mutable in C{admit}); for DELETE the existing one.
-    @ivar old_object: the stored object for UPDATE/DELETE, else L{None}.
+    The chain bound to one request: the two phases the registry's Store calls
+    (C{mutate(operation, obj, old)}, C{validate(operation, obj, old)}).
     """
 
-    operation: str
-    spec: ResourceSpec
-    subresource: str
-    namespace: str
-    name: str
-    object: Optional[dict]
-    old_object: Optional[dict]
-    user: Any
-    dry_run: bool
-
-
-class AdmissionPlugin(Protocol):
-    """A plugin: C{name}, C{handles(operation)}, and C{async admit}/C{async validate}."""
-
-    name: str
-
-    def handles(self, operation: str) -> bool: ...
+    mutate: Phase
+    validate: Phase
 
 
 class AdmissionChain:
-    """The ordered plugins of C{--enable-admission-plugins}."""
+    """
+    @ivar plugins: the enabled plugins, in upstream's order.
+    @ivar internal: kubetwist's internal steps, run after the plugins in each phase.
+    """
 
-    def __init__(self, plugins: list[Any]) -> None:
-        self.plugins = plugins
+    def __init__(self, plugins: Sequence[Any] = (), internal: Sequence[Any] = ()) -> None:
+        self.plugins = list(plugins)
+        self.internal = list(internal)
+
+    def steps(self) -> list[Any]:
+        """The plugins, then the internal steps."""
+        return self.plugins + self.internal
+
+    async def admit(self, attributes: Attributes) -> None:
+        """The mutating phase: every mutating step that handles the operation, in order."""
+        for p in self.steps():
+            if IMutationInterface.providedBy(p) and p.handles(attributes.operation):
+                await _settled(p.admit(attributes))
+
+    async def validate(self, attributes: Attributes) -> None:
+        """The validating phase: every validating step that handles the operation, in order."""
+        for p in self.steps():
+            if IValidationInterface.providedBy(p) and p.handles(attributes.operation):
+                await _settled(p.validate(attributes))
 
     def for_request(
-        self, spec: ResourceSpec, subresource: str, namespace: str, name: str, user: Any,
-        dry_run: bool,
-    ) -> Admission:
-        """Bind the chain to one request: the L{Admission} the Store calls."""
+        self, spec: Any, subresource: str, namespace: str, name: str, user: Any,
+        dry_run: bool, options: Optional[dict] = None,
+    ) -> RequestAdmission:
+        """
+        Bind the chain to one request on the resource C{spec} (a C{ResourceSpec}) describes.
 
-        def attrs(operation: str, obj: dict, old: Optional[dict]) -> Attributes:
-            return Attributes(
+        @param options: the request's Create/Update/DeleteOptions, if any.
+        """
+
+        def attributes(operation: str, obj: Optional[dict], old: Optional[dict]) -> Attributes:
+            return Attributes.for_spec(
                 operation, spec, subresource, namespace,
                 name or (obj or {}).get("metadata", {}).get("name", ""),
-                obj, old, user, dry_run,
+                obj, old, user, dry_run, options,
             )
 
-        async def mutate(operation: str, obj: dict, old: Optional[dict]) -> None:
-            a = attrs(operation, obj, old)
-            for p in self.plugins:
-                if hasattr(p, "admit") and p.handles(operation):
-                    await p.admit(a)
+        async def mutate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:
+            await self.admit(attributes(operation, obj, old))
 
-        async def validate(operation: str, obj: dict, old: Optional[dict]) -> None:
-            a = attrs(operation, obj, old)
-            for p in self.plugins:
-                if hasattr(p, "validate") and p.handles(operation):
-                    await p.validate(a)
+        async def validate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:
+            await self.validate(attributes(operation, obj, old))
 
-        return Admission(mutate=mutate, validate=validate)
+        return RequestAdmission(mutate=mutate, validate=validate)

@@ -37,7 +37,7 @@ from kubetwist.apimachinery import validation as mv
 from kubetwist.apimachinery.field import FieldError, Path
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.handlers.rest import ResourceHandlers, read_body
-from kubetwist.endpoints.installer import ALL_VERBS, APIGroupVersion, APIResource
+from kubetwist.endpoints.installer import APIGroupVersion, APIResource
 from kubetwist.endpoints.responses import write_object
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import ResourceSpec, Strategy, TableConvertor
@@ -640,7 +640,7 @@ def build_version(crd: dict, version: str, storage: Any, clock: Any, admission: 
         sub_verbs["scale"] = ["get", "patch", "update"]
     handlers = CustomResourceHandlers(store, subresources, admission, clock, cr, terminating,
                                       min_request_timeout)
-    resource = APIResource(handlers, list(ALL_VERBS), sub_verbs,
+    resource = APIResource(handlers, sub_verbs,
                            storage_version=(group, crdv.storage_version(crd)))
     warnings: list[str] = []
     if ver.get("deprecated"):

@@ -11,12 +11,12 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from kubetwist.admission import registry as admission_registry
 from kubetwist.admission.chain import AdmissionChain
-from kubetwist.admission.plugins.namespacelifecycle import NamespaceLifecycle
 from kubetwist.apis.certificates.csr import CSRRequestor
-from kubetwist.controlplane.admission import PodMutations
 from kubetwist.controlplane.namespace import NamespaceController
 from kubetwist.registry.core.allocator import IPAllocator, PortAllocator
+from kubetwist.registry.core.namespace import NamespaceStore
 from kubetwist.registry.core.service import ServiceAllocations
 from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import errors
@@ -49,6 +49,8 @@ class ControlPlaneConfig:
     @ivar advertise_address: the IP written into the C{kubernetes} Endpoints.
     @ivar secure_port: the port written into the C{kubernetes} Endpoints.
     @ivar root_ca_pem: the CA clients should trust (C{kube-root-ca.crt}).
+    @ivar admission_plugins: the enabled admission plugin names, in order (L{None}: upstream's
+        default set, L{kubetwist.admission.registry.default_enabled_plugins}).
     """
 
     service_cidr: str = "10.0.0.0/24"
@@ -57,6 +59,15 @@ class ControlPlaneConfig:
     secure_port: int = 6443
     root_ca_pem: str = ""
     min_request_timeout: int = 1800
+    admission_plugins: Optional[list[str]] = None
+
+
+async def _list_items(store: Any) -> list[dict]:
+    """Every object of C{store} (the admission plugins' lister)."""
+    from kubetwist.registry.generic.store import ListOptions
+
+    listed = await store.list("", ListOptions())
+    return list(listed.get("items") or [])
 
 
 def core_group_infos() -> list[APIGroupInfo]:
@@ -80,7 +91,8 @@ def core_group_infos() -> list[APIGroupInfo]:
 
     return [
         APIGroupInfo("", "v1", core.RESOURCES, core.STRATEGIES, CORE_KEY_ROOTS,
-                     return_deleted=CORE_RETURN_DELETED),
+                     return_deleted=CORE_RETURN_DELETED,
+                     store_classes={"namespaces": NamespaceStore}),
         APIGroupInfo(apps.GROUP, apps.VERSION, apps.RESOURCES, apps.STRATEGIES),
         APIGroupInfo(batch.GROUP, batch.VERSION, batch.RESOURCES, batch.STRATEGIES),
         APIGroupInfo(coordination.GROUP, coordination.VERSION, coordination.RESOURCES,
@@ -159,18 +171,13 @@ class KubeAPIServer:
                 self.server, self.stores, service_account_tokens, clock, lambda: external)
         namespaces = self.stores[("", "namespaces")]
         serviceaccounts = self.stores.get(("", "serviceaccounts"))
-        self.admission.plugins.extend([
-            NamespaceLifecycle(namespaces),
-            PodMutations(serviceaccounts,
-                         self.stores.get(("scheduling.k8s.io", "priorityclasses"))),
-        ])
-        # last: hands the requesting user to the CSR strategy's PrepareForCreate
-        self.admission.plugins.append(CSRRequestor())
-        priorityclasses = self.stores.get(("scheduling.k8s.io", "priorityclasses"))
-        if priorityclasses is not None:
-            from kubetwist.apis.scheduling.priorityclasses import PriorityClassAdmission
-
-            self.admission.plugins.append(PriorityClassAdmission(priorityclasses))
+        names = config.admission_plugins
+        if names is None:
+            names = admission_registry.default_enabled_plugins()
+        self.admission.plugins.extend(admission_registry.new_plugins(
+            names, admission_registry.PluginContext(self.stores, _list_items)))
+        # not a plugin: hands the requesting user to the CSR strategy's PrepareForCreate
+        self.admission.internal.append(CSRRequestor())
         self.ips = IPAllocator(storage, config.service_cidr)
         self.ports = PortAllocator(storage, config.node_port_range)
         from kubetwist.apis.core.services import (

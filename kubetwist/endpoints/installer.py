@@ -25,22 +25,22 @@ from kubetwist.endpoints.discovery import (
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.responses import funnel
 from kubetwist.registry.generic.store import Store
-from kubetwist.registry.rest import ResourceSpec
+from kubetwist.registry.rest import VERB_CAPABILITIES, ResourceSpec, verbs_of
 
-ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+#: Every verb a storage can serve (the generic Store serves them all).
+ALL_VERBS = [verb for verb, _ in VERB_CAPABILITIES]
 
 
 @dataclass
 class APIResource:
     """
-    One resource to install: its handlers and the verbs its storage provides.
+    One resource to install: its handlers, over a storage whose REST capabilities
+    (L{IGetter <kubetwist.registry.rest.IGetter>}, ...) decide the verbs served.
 
-    @ivar verbs: subset of L{ALL_VERBS}.
     @ivar subresources: C{{name: verbs}} (the handlers hold the subresource storages).
     """
 
     handlers: ResourceHandlers
-    verbs: list[str] = field(default_factory=lambda: list(ALL_VERBS))
     subresources: dict[str, list[str]] = field(default_factory=dict)
     storage_version: Optional[tuple[str, str]] = None
     #: False for a resource served by a REST object with no storage of its own (C{bindings}):
@@ -50,6 +50,16 @@ class APIResource:
     @property
     def spec(self) -> ResourceSpec:
         return self.handlers.spec
+
+    @property
+    def storage(self) -> object:
+        """The resource's storage (a Store, or a REST object)."""
+        return self.handlers.store
+
+    @property
+    def verbs(self) -> list[str]:
+        """The verbs served: the capabilities the storage provides, in L{ALL_VERBS} order."""
+        return verbs_of(self.storage)
 
 
 class APIGroupVersion:
@@ -262,6 +272,8 @@ class RESTResourceHandlers:
     def __init__(self, spec: ResourceSpec, rest: object, admission: object) -> None:
         self.spec = spec
         self.rest = rest
+        #: the storage the installer asks for capabilities
+        self.store = rest
         self.admission = admission
         self.subresources: dict[str, object] = {}
 

@@ -2,10 +2,14 @@
 """
 Per-resource behaviour as data and function fields: upstream C{k8s.io/apiserver/pkg/registry/rest}
 (C{RESTCreateStrategy}, C{RESTUpdateStrategy}, C{RESTDeleteStrategy}, C{TableConvertor}) and the
-resource table that discovery and the installer read.
+resource table that discovery and the installer read; and the REST capability interfaces of
+upstream C{rest.go} (L{IGetter}, L{ILister}, L{ICreater}, ...) that a resource's storage
+provides and the installer reads (with C{providedBy}) to choose its routes and discovery verbs.
 
 There is no class per kind: a resource is a L{ResourceSpec} (what discovery says about it) plus a
-L{Strategy} (what the generic L{kubetwist.registry.generic.store.Store} calls on writes).
+L{Strategy} (what the generic L{kubetwist.registry.generic.store.Store} calls on writes).  A
+storage that serves less than the generic Store (namespaces have no C{deletecollection}, the
+reviews only C{create}) declares only the capabilities it has.
 """
 
 from __future__ import annotations
@@ -13,7 +17,150 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from zope.interface import Attribute, Interface, implementer
+
 from kubetwist.apimachinery.field import FieldError
+
+
+# --- REST capabilities (upstream k8s.io/apiserver/pkg/registry/rest/rest.go) --------------------
+# All methods return Deferreds / are coroutines; objects are JSON-shaped dicts; errors are
+# StatusErrors with upstream's reason and code (404 NotFound, 409 AlreadyExists/Conflict,
+# 422 Invalid, ...).
+
+
+class IScoper(Interface):
+    """Upstream C{rest.Scoper}: whether the resource's objects live in namespaces."""
+
+    spec = Attribute("The resource's L{ResourceSpec} (C{spec.namespaced}: the scope).")
+
+
+class IGetter(Interface):
+    """Upstream C{rest.Getter}: discovery verb C{get}, route C{GET .../<name>}."""
+
+    def get(namespace: str, name: str, resource_version: str = "") -> Any:
+        """
+        @return: (a coroutine of) the object.
+        @raise StatusError: 404 NotFound.
+        """
+
+
+class ILister(Interface):
+    """Upstream C{rest.Lister}: discovery verb C{list}, route C{GET .../<resource>}."""
+
+    def list(namespace: str, options: Any) -> Any:
+        """
+        @param namespace: C{""}: every namespace.
+        @param options: a L{ListOptions <kubetwist.registry.generic.store.ListOptions>}.
+        @return: (a coroutine of) the C{<Kind>List} object.
+        @raise StatusError: 400 BadRequest (bad selectors), 410 Expired (continue token).
+        """
+
+
+class IWatcher(Interface):
+    """Upstream C{rest.Watcher}: discovery verb C{watch}, C{?watch=true} and C{/watch/} routes."""
+
+    def watch(namespace: str, options: Any, timeout: Any = None) -> Any:
+        """
+        @return: a L{Watch <kubetwist.storage.interfaces.Watch>} of the resource's events.
+        @raise StatusError: 410 Expired (resourceVersion too old).
+        """
+
+
+class ICreater(Interface):
+    """Upstream C{rest.Creater}: discovery verb C{create}, route C{POST .../<resource>}."""
+
+    def create(namespace: str, obj: dict, admission: Any, dry_run: bool) -> Any:
+        """
+        Create C{obj} (decoded and defaulted), running C{admission}.
+
+        @return: (a coroutine of) the created object.
+        @raise StatusError: 409 AlreadyExists, 422 Invalid, 403 Forbidden (admission).
+        """
+
+
+class IUpdater(Interface):
+    """Upstream C{rest.Updater}: discovery verb C{update}, route C{PUT .../<name>}."""
+
+    def update(namespace: str, name: str, transform: Any, admission: Any = None,
+               dry_run: bool = False, force_allow_create: bool = False) -> Any:
+        """
+        Update an object by C{transform(current) -> new} (retried on conflicts).
+
+        @return: (a coroutine of) C{(object, created)}.
+        @raise StatusError: 404 NotFound, 409 Conflict, 422 Invalid.
+        """
+
+
+class IPatcher(IGetter, IUpdater):
+    """
+    Upstream C{rest.Patcher} (a Getter and an Updater): discovery verb C{patch}, route
+    C{PATCH .../<name>}; the patch is applied by the handler inside the update's transform.
+    """
+
+
+class IGracefulDeleter(Interface):
+    """Upstream C{rest.GracefulDeleter}: discovery verb C{delete}, route C{DELETE .../<name>}."""
+
+    def delete(namespace: str, name: str, options: Any = None, admission: Any = None,
+               dry_run: bool = False, veto: bool = True) -> Any:
+        """
+        Delete (or mark for deletion, with finalizers or a grace period).
+
+        @return: (a coroutine of) C{(object or Status, deleted_now)}.
+        @raise StatusError: 404 NotFound, 409 Conflict (preconditions).
+        """
+
+
+class ICollectionDeleter(Interface):
+    """Upstream C{rest.CollectionDeleter}: discovery verb C{deletecollection}, route
+    C{DELETE .../<resource>}."""
+
+    def delete_collection(namespace: str, list_options: Any, delete_options: Any = None,
+                          admission: Any = None, dry_run: bool = False) -> Any:
+        """@return: (a coroutine of) the C{<Kind>List} of the deleted objects."""
+
+
+class IConnecter(Interface):
+    """
+    Upstream C{rest.Connecter}: a subresource that hands the connection over (C{exec},
+    C{attach}, C{portforward}, C{proxy}); the installer routes the methods it answers.
+    """
+
+    def connect(request: Any, namespace: str, name: str) -> Any:
+        """Serve the connection (an upgrade, or a proxied request)."""
+
+
+class ITableConvertor(Interface):
+    """Upstream C{rest.TableConvertor}: the server-side printing of a resource."""
+
+    columns = Attribute("C{metav1.TableColumnDefinition} dicts, in order.")
+    row = Attribute("C{obj -> list} of cells, one per column.")
+
+
+class IStandardStorage(IScoper, IGetter, ILister, IWatcher, ICreater, IPatcher,
+                       IGracefulDeleter, ICollectionDeleter):
+    """Upstream C{rest.StandardStorage}: every verb (the generic Store)."""
+
+
+#: The discovery verb of each capability, in discovery's (sorted) order.
+VERB_CAPABILITIES: tuple[tuple[str, Any], ...] = (
+    ("create", ICreater),
+    ("delete", IGracefulDeleter),
+    ("deletecollection", ICollectionDeleter),
+    ("get", IGetter),
+    ("list", ILister),
+    ("patch", IPatcher),
+    ("update", IUpdater),
+    ("watch", IWatcher),
+)
+
+
+def verbs_of(storage: Any) -> list[str]:
+    """
+    The verbs C{storage} serves: upstream's installer (C{registerResourceHandlers}) asks the
+    storage which of the L{VERB_CAPABILITIES} it provides.
+    """
+    return [verb for verb, iface in VERB_CAPABILITIES if iface.providedBy(storage)]
 
 
 @dataclass
@@ -31,9 +178,9 @@ class ResourceSpec:
     @ivar categories: C{["all"]}.
     @ivar subresources: names of subresources served (C{"status"}, C{"scale"}, ...).
     @ivar list_kind: defaults to C{<kind>List}.
-    @ivar verbs: the verbs served, when not all of C{create delete deletecollection get list
-        patch update watch} (upstream: the storage's interfaces; namespaces have no
-        deletecollection).
+
+    The verbs served are not table data: they are the capabilities (L{IGetter}, ...) that the
+    resource's storage provides.
     """
 
     group: str
@@ -46,7 +193,6 @@ class ResourceSpec:
     categories: list[str] = field(default_factory=list)
     subresources: list[str] = field(default_factory=list)
     list_kind: str = ""
-    verbs: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.list_kind:
@@ -58,6 +204,7 @@ class ResourceSpec:
         return f"{self.group}/{self.version}" if self.group else self.version
 
 
+@implementer(ITableConvertor)
 @dataclass
 class TableConvertor:
     """
@@ -151,3 +298,4 @@ class Strategy:
         if self.field_attrs is not None:
             out.update(self.field_attrs(obj))
         return out
+

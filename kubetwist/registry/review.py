@@ -22,9 +22,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from zope.interface import implementer
+
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.installer import APIGroupVersion, APIResource
-from kubetwist.registry.rest import ResourceSpec, Strategy
+from kubetwist.registry.rest import ICreater, ResourceSpec, Strategy
 from kubetwist.runtime import errors
 from kubetwist.runtime import types as typetables
 
@@ -39,9 +41,6 @@ __all__ = [
 ]
 
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
-
-#: The verbs discovery lists for a review resource.
-REVIEW_VERBS = ["create"]
 
 
 @dataclass
@@ -63,11 +62,13 @@ class ReviewContext:
 ReviewFunc = Callable[[ReviewContext, dict], dict | Awaitable[dict]]
 
 
+@implementer(ICreater)
 class ReviewREST:
     """
     One create-only resource.
 
-    @ivar spec: its resource table row (verbs C{["create"]}).
+    @ivar spec: its resource table row (the verbs C{["create"]}: it provides only
+        L{ICreater}).
     @ivar strategy: a L{Strategy} whose C{default} and C{warnings} the handler calls.
     """
 
@@ -140,7 +141,7 @@ def install_reviews(server: Any, group: str, version: str, rests: Iterable[Revie
     """
     agv = ReviewGroupVersion(group, version)
     for rest in rests:
-        agv.install(APIResource(ReviewHandlers(rest, {}, None, clock), list(REVIEW_VERBS), {}))
+        agv.install(APIResource(ReviewHandlers(rest, {}, None, clock)))
     server.install_api_group_version(agv)
     return agv
 

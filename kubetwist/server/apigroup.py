@@ -15,7 +15,6 @@ from typing import Any
 from kubetwist.endpoints.discovery import SUBRESOURCE_VERBS
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.installer import (
-    ALL_VERBS,
     APIGroupVersion,
     APIResource,
     RESTResourceHandlers,
@@ -43,6 +42,9 @@ class APIGroupInfo:
     @ivar converters: resources stored in another version (shared keys with the
         storage version's group-version): C{{resource: VersionConverter}}, see
         L{kubetwist.registry.generic.versioned}.
+    @ivar store_classes: resources whose Store is a subclass serving fewer verbs (upstream's
+        per-resource REST types, e.g. namespaces without C{deletecollection}):
+        C{{resource: Store subclass}}.
     """
 
     group: str
@@ -52,6 +54,7 @@ class APIGroupInfo:
     key_roots: dict[str, str] = field(default_factory=dict)
     return_deleted: set[str] = field(default_factory=set)
     converters: dict[str, Any] = field(default_factory=dict)
+    store_classes: dict[str, type] = field(default_factory=dict)
 
 
 def patch_meta_for(group: str, kind: str, version: str | None = None) -> Any:
@@ -75,11 +78,11 @@ def install_api_group(server: Any, info: APIGroupInfo, storage: Any, clock: Any,
             continue
         if not isinstance(strategy, Strategy):
             rest = strategy(None, stores.__getitem__)
-            agv.install(APIResource(RESTResourceHandlers(spec, rest, admission),
-                                    list(spec.verbs), {}, has_storage=False))
+            agv.install(APIResource(RESTResourceHandlers(spec, rest, admission), {},
+                                    has_storage=False))
             continue
         converter = info.converters.get(spec.resource)
-        store = Store(
+        store = info.store_classes.get(spec.resource, Store)(
             spec, strategy,
             storage if converter is None else ConvertingStorage(storage, converter), clock,
             key_root=info.key_roots.get(spec.resource),
@@ -103,6 +106,6 @@ def install_api_group(server: Any, info: APIGroupInfo, storage: Any, clock: Any,
             store, subs, admission, clock, min_request_timeout,
             patch_meta=patch_meta_for(spec.group, spec.kind, spec.version),
         )
-        agv.install(APIResource(handlers, list(spec.verbs or ALL_VERBS), sub_verbs))
+        agv.install(APIResource(handlers, sub_verbs))
     server.install_api_group_version(agv)
     return stores

@@ -166,6 +166,7 @@ class KubeAPIService(MultiService):
                 node_port_range=o["service-node-port-range"],
                 advertise_address=advertise, secure_port=o["secure-port"],
                 root_ca_pem=ca_pem, min_request_timeout=o["min-request-timeout"],
+                admission_plugins=o.get("admission-plugins"),
             ),
             authenticator=authenticator,
             authorizer=authorization.from_modes(o["authorization-mode"]),
@@ -176,6 +177,8 @@ class KubeAPIService(MultiService):
             max_mutating_requests_inflight=o["max-mutating-requests-inflight"],
             request_timeout=o["request-timeout"],
             service_account_tokens=sa_tokens,
+            cors_allowed_origins=o.get("cors-allowed-origins") or [],
+            hsts_directives=o.get("strict-transport-security-directives") or [],
         )
         self.front, self.kube, self.chain = parts.front, parts.kube, parts.chain
         os.makedirs(os.path.dirname(o["write-kubeconfig"]), exist_ok=True)
@@ -307,7 +310,8 @@ class Assembled:
 def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, authorizer: Any,
              version_info: dict, server_address: str, shutdown_check: Any = None,
              max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
-             request_timeout: float = 60.0, service_account_tokens: Any = None) -> Assembled:
+             request_timeout: float = 60.0, service_account_tokens: Any = None,
+             cors_allowed_origins: Any = (), hsts_directives: Any = ()) -> Assembled:
     """
     Upstream C{CreateServerChain}: apiextensions-apiserver <- kube-apiserver <- aggregator,
     one admission chain, discovery/health/version/OpenAPI on the front, and the filter chain
@@ -315,6 +319,8 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
 
     @param service_account_tokens: a C{ServiceAccountTokenConfig} (the token subresource and
         OIDC discovery); its authenticator belongs in C{authenticator}.
+    @param cors_allowed_origins: C{--cors-allowed-origins} patterns.
+    @param hsts_directives: C{--strict-transport-security-directives}.
     """
     from kubetwist.aggregator.server import Aggregator
     from kubetwist.apiextensions.server import APIExtensionsServer
@@ -353,6 +359,7 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
         max_requests_inflight=max_requests_inflight,
         max_mutating_requests_inflight=max_mutating_requests_inflight,
         request_timeout=request_timeout,
+        cors_allowed_origins=list(cors_allowed_origins), hsts_directives=list(hsts_directives),
     ))
     return Assembled(front, kube, aggregator, apiextensions, chain)
 

@@ -13,6 +13,7 @@ from kubetwist.apis.core.componentstatuses import (
 )
 from kubetwist.apis.core.register import RESOURCES
 from kubetwist.registry.generic.store import ListOptions
+from kubetwist.registry.rest import verbs_of
 from kubetwist.storage.interfaces import SelectionPredicate, UnreachableError
 from tests.support import KubeTestCase
 
@@ -53,8 +54,9 @@ class RESTTests(SynchronousTestCase):
         self.assertEqual([i["metadata"]["name"] for i in got["items"]], ["scheduler"])
 
     def test_resource_row(self) -> None:
-        """cs: cluster-scoped, get and list only."""
-        self.assertEqual((SPEC.kind, SPEC.namespaced, SPEC.short_names, SPEC.verbs),
+        """cs: cluster-scoped; its storage serves get and list only."""
+        rest = ComponentStatusREST(SPEC, default_probes(BrokenStorage()))
+        self.assertEqual((SPEC.kind, SPEC.namespaced, SPEC.short_names, verbs_of(rest)),
                          ("ComponentStatus", False, ["cs"], ["get", "list"]))
 
 

@@ -11,7 +11,14 @@ and C{--default-unreachable-toleration-seconds}).
 
 from __future__ import annotations
 
-__all__ = ["mutate_pod", "TAINT_NODE_NOT_READY", "TAINT_NODE_UNREACHABLE"]
+from typing import Any
+
+from zope.interface import implementer
+
+from kubetwist.admission.interfaces import IMutationInterface
+
+__all__ = ["DefaultTolerationSeconds", "mutate_pod", "TAINT_NODE_NOT_READY",
+           "TAINT_NODE_UNREACHABLE"]
 
 #: Upstream C{v1.TaintNodeNotReady}.
 TAINT_NODE_NOT_READY = "node.kubernetes.io/not-ready"
@@ -65,3 +72,19 @@ def mutate_pod(pod: dict, not_ready_seconds: int = 300, unreachable_seconds: int
             "effect": "NoExecute", "key": TAINT_NODE_UNREACHABLE, "operator": "Exists",
             "tolerationSeconds": unreachable_seconds})
     spec["tolerations"] = tolerations
+
+
+@implementer(IMutationInterface)
+class DefaultTolerationSeconds:
+    """The C{DefaultTolerationSeconds} plugin: L{mutate_pod} on pod creates."""
+
+    name = "DefaultTolerationSeconds"
+
+    def handles(self, operation: str) -> bool:
+        """Pod creates only."""
+        return operation == "CREATE"
+
+    async def admit(self, a: Any) -> None:
+        if a.resource.resource == "pods" and not a.resource.group and not a.subresource \
+                and a.object is not None:
+            mutate_pod(a.object)

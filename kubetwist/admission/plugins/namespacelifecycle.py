@@ -13,18 +13,35 @@ from __future__ import annotations
 
 from typing import Any
 
+from zope.interface import implementer
+
+from kubetwist.admission.interfaces import IValidationInterface
 from kubetwist.runtime import errors
 
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 
 
+@implementer(IValidationInterface)
 class NamespaceLifecycle:
+    """
+    The plugin (see the module docstring).
+
+    Upstream checks in its C{Admit} (mutating phase); kubetwist checks in the validating
+    phase, after the strategy's validation, so an invalid object in a missing namespace is
+    422 here where upstream answers 404.
+    """
+
     name = "NamespaceLifecycle"
 
     def __init__(self, namespaces_store: Any) -> None:
+        """
+        @param namespaces_store: the namespaces storage (C{async get(namespace, name,
+            resource_version)}).
+        """
         self.namespaces = namespaces_store
 
     def handles(self, operation: str) -> bool:
+        """Creates (in a namespace) and deletes (of namespaces)."""
         return operation in ("CREATE", "DELETE")
 
     async def _namespace(self, name: str) -> dict:
@@ -42,6 +59,10 @@ class NamespaceLifecycle:
         raise errors.new_not_found("", "namespaces", name)
 
     async def validate(self, a: Any) -> None:
+        """
+        @raise StatusError: 404 C{namespaces "x" not found}; 403 for a terminating namespace
+            or an immortal one being deleted.
+        """
         if a.operation == "DELETE":
             if a.spec.resource == "namespaces" and not a.spec.group and \
                     a.name in IMMORTAL_NAMESPACES:

@@ -11,11 +11,16 @@ omits them.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+from typing import Any, Awaitable, Callable, Iterable, Optional
 
+from zope.interface import implementer
+
+from kubetwist.admission.interfaces import IMutationInterface, IValidationInterface
+from kubetwist.runtime import errors
 from kubetwist.runtime.errors import new_forbidden
 
-__all__ = ["mutate_pod", "SYSTEM_PRIORITY_CLASSES", "DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS"]
+__all__ = ["Priority", "mutate_pod", "SYSTEM_PRIORITY_CLASSES",
+           "DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS"]
 
 #: Upstream C{scheduling.DefaultPriorityWhenNoDefaultClassExists}.
 DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS = 0
@@ -109,3 +114,69 @@ def mutate_pod(
                                 f"provided in pod spec; priority admission controller computed {preemption} "
                                 f"from the given PriorityClass name")
         spec["preemptionPolicy"] = preemption
+
+
+@implementer(IMutationInterface, IValidationInterface)
+class Priority:
+    """
+    The C{Priority} plugin (upstream C{plugin/pkg/admission/priority}): C{admit} resolves a
+    created pod's priority (L{mutate_pod}); C{validate} allows one C{globalDefault}
+    PriorityClass at most (C{validatePriorityClass}).
+    """
+
+    name = "Priority"
+
+    def __init__(self, list_priority_classes: Callable[[], Awaitable[list[dict]]]) -> None:
+        """
+        @param list_priority_classes: every stored PriorityClass (upstream reads an
+            informer's lister).
+        """
+        self.list_priority_classes = list_priority_classes
+
+    def handles(self, operation: str) -> bool:
+        """Creates and updates."""
+        return operation in ("CREATE", "UPDATE")
+
+    async def _by_name(self) -> dict[str, dict]:
+        return {(pc.get("metadata") or {}).get("name", ""): pc
+                for pc in await self.list_priority_classes()}
+
+    async def admit(self, a: Any) -> None:
+        if a.operation != "CREATE" or a.resource.resource != "pods" or a.resource.group \
+                or a.subresource or a.object is None:
+            return
+        classes = await self._by_name()
+        mutate_pod(a.object, get_priority_class=classes.get,
+                   list_priority_classes=lambda: list(classes.values()))
+
+    async def _default_class(self) -> dict | None:
+        """Upstream C{getDefaultPriorityClass}: of the C{globalDefault} classes, the one with
+        the lowest value (the first listed among equals)."""
+        found: dict | None = None
+        for pc in await self.list_priority_classes():
+            if pc.get("globalDefault") and (
+                    found is None or (found.get("value") or 0) > (pc.get("value") or 0)):
+                found = pc
+        return found
+
+    async def validate(self, a: Any) -> None:
+        """
+        Refuse a second C{globalDefault} class: on create, or on an update of another class.
+
+        @raise StatusError: 403 Forbidden (C{priorityclasses.scheduling.k8s.io "<name>" is
+            forbidden: PriorityClass <default> is marked as default. Only one default can
+            exist}).
+        """
+        if a.subresource or a.resource.resource != "priorityclasses" \
+                or a.resource.group != "scheduling.k8s.io" or a.object is None:
+            return
+        if not a.object.get("globalDefault"):
+            return
+        default = await self._default_class()
+        if default is None:
+            return
+        default_name = (default.get("metadata") or {}).get("name") or ""
+        if a.operation == "CREATE" or default_name != a.name:
+            raise errors.new_forbidden(
+                "scheduling.k8s.io", "priorityclasses", a.name,
+                f"PriorityClass {default_name} is marked as default. Only one default can exist")

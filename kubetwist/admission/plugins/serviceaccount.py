@@ -14,9 +14,15 @@ secrets are copied when the pod has none.
 from __future__ import annotations
 
 import random
-from typing import Optional
+from typing import Any, Optional
+
+from zope.interface import implementer
+
+from kubetwist.admission.interfaces import IMutationInterface, IValidationInterface
+from kubetwist.runtime import errors
 
 __all__ = [
+    "ServiceAccount",
     "mutate_pod",
     "token_volume_source",
     "random_suffix",
@@ -130,3 +136,52 @@ def mutate_pod(pod: dict, random_suffix: Optional[str] = None,
         secrets = [{"name": (s or {}).get("name", "")} for s in service_account.get("imagePullSecrets") or []]
         if secrets:
             spec["imagePullSecrets"] = secrets
+
+
+def _is_pod_create(a: Any) -> bool:
+    return a.resource.resource == "pods" and not a.resource.group and not a.subresource \
+        and a.object is not None
+
+
+@implementer(IMutationInterface, IValidationInterface)
+class ServiceAccount:
+    """
+    The C{ServiceAccount} plugin on pod creates: L{mutate_pod} in C{admit}; in C{validate}
+    the pod's ServiceAccount must exist (403 C{error looking up service account ns/name:
+    serviceaccount "name" not found}).
+    """
+
+    name = "ServiceAccount"
+
+    def __init__(self, serviceaccounts: Any) -> None:
+        """
+        @param serviceaccounts: the serviceaccounts storage (C{async get(namespace, name)}),
+            or L{None} to skip the existence check.
+        """
+        self.serviceaccounts = serviceaccounts
+
+    def handles(self, operation: str) -> bool:
+        """Pod creates only."""
+        return operation == "CREATE"
+
+    async def admit(self, a: Any) -> None:
+        if _is_pod_create(a):
+            mutate_pod(a.object)
+
+    async def validate(self, a: Any) -> None:
+        """@raise StatusError: 403 when the pod's ServiceAccount does not exist."""
+        if not _is_pod_create(a) or self.serviceaccounts is None:
+            return
+        spec = a.object.get("spec") or {}
+        sa = spec.get("serviceAccountName") or "default"
+        try:
+            await self.serviceaccounts.get(a.namespace, sa)
+        except errors.StatusError as e:
+            if e.code != 404:
+                raise
+            name = a.object.get("metadata", {}).get("name", "")
+            raise errors.new_forbidden(
+                "", "pods", name,
+                f'error looking up service account {a.namespace}/{sa}: serviceaccount "{sa}" '
+                f'not found',
+            ) from None

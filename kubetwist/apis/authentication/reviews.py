@@ -35,9 +35,9 @@ _PKG = authentication_v1.PACKAGE
 
 RESOURCES: list[ResourceSpec] = [
     ResourceSpec(GROUP, VERSION, "selfsubjectreviews", "SelfSubjectReview",
-                 "selfsubjectreview", namespaced=False, verbs=["create"]),
+                 "selfsubjectreview", namespaced=False),
     ResourceSpec(GROUP, VERSION, "tokenreviews", "TokenReview", "tokenreview",
-                 namespaced=False, verbs=["create"]),
+                 namespaced=False),
 ]
 
 #: The message of an empty C{spec.token} (400 BadRequest), upstream's text.

@@ -49,17 +49,16 @@ __all__ = [
 GROUP = "authorization.k8s.io"
 VERSION = "v1"
 _PKG = authorization_v1.PACKAGE
-_CREATE = ["create"]
 
 RESOURCES: list[ResourceSpec] = [
     ResourceSpec(GROUP, VERSION, "localsubjectaccessreviews", "LocalSubjectAccessReview",
-                 "localsubjectaccessreview", namespaced=True, verbs=_CREATE),
+                 "localsubjectaccessreview", namespaced=True),
     ResourceSpec(GROUP, VERSION, "selfsubjectaccessreviews", "SelfSubjectAccessReview",
-                 "selfsubjectaccessreview", namespaced=False, verbs=_CREATE),
+                 "selfsubjectaccessreview", namespaced=False),
     ResourceSpec(GROUP, VERSION, "selfsubjectrulesreviews", "SelfSubjectRulesReview",
-                 "selfsubjectrulesreview", namespaced=False, verbs=_CREATE),
+                 "selfsubjectrulesreview", namespaced=False),
     ResourceSpec(GROUP, VERSION, "subjectaccessreviews", "SubjectAccessReview",
-                 "subjectaccessreview", namespaced=False, verbs=_CREATE),
+                 "subjectaccessreview", namespaced=False),
 ]
 
 

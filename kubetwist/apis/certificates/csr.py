@@ -25,7 +25,9 @@ from typing import Any
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from zope.interface import implementer
 
+from kubetwist.admission.interfaces import IMutationInterface
 from kubetwist.apimachinery.field import (
     FieldError,
     Path,
@@ -673,6 +675,7 @@ APPROVAL_STRATEGY = Strategy(
 )
 
 
+@implementer(IMutationInterface)
 class CSRRequestor:
     """
     An admission step (mutating, CREATE of C{certificatesigningrequests.certificates.k8s.io}

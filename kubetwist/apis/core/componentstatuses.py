@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from twisted.internet import defer
+from zope.interface import implementer
 
 from kubetwist.apis.printers import column, name_column
 from kubetwist.endpoints.discovery import NO_STORAGE_VERSION
@@ -25,7 +26,7 @@ from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.installer import APIResource
 from kubetwist.registry.generic.store import ListOptions
-from kubetwist.registry.rest import ResourceSpec, Strategy, TableConvertor
+from kubetwist.registry.rest import IGetter, ILister, ResourceSpec, Strategy, TableConvertor
 from kubetwist.runtime import errors
 
 __all__ = [
@@ -125,6 +126,7 @@ COMPONENT_STATUS_STRATEGY = Strategy(kind="ComponentStatus", namespaced=False,
                                      table=COMPONENT_STATUS_TABLE)
 
 
+@implementer(IGetter, ILister)
 class ComponentStatusREST:
     """
     Upstream C{componentstatus.REST}: C{get} and C{list} only, answering fresh probes.
@@ -214,6 +216,5 @@ def install_component_statuses(server: Any, spec: ResourceSpec, storage: Any, ad
     rest = ComponentStatusREST(spec, default_probes(storage))
     handlers = ComponentStatusHandlers(rest, {}, admission, clock)  # type: ignore[arg-type]
     agv = server.group_versions["/api/v1"]
-    agv.install(APIResource(handlers, list(spec.verbs or ["get", "list"]),
-                            storage_version=NO_STORAGE_VERSION))
+    agv.install(APIResource(handlers, storage_version=NO_STORAGE_VERSION))
     return rest

@@ -56,9 +56,9 @@ def _r(resource: str, kind: str, singular: str, **kw) -> ResourceSpec:
 RESOURCES: list[ResourceSpec] = [
     # served by kubetwist.apis.core.componentstatuses (no Store, no strategy entry)
     _r("componentstatuses", "ComponentStatus", "componentstatus", namespaced=False,
-       short_names=["cs"], verbs=["get", "list"]),
+       short_names=["cs"]),
     # served by a REST object (upstream LegacyBindingREST), no Store
-    _r("bindings", "Binding", "binding", verbs=["create"]),
+    _r("bindings", "Binding", "binding"),
     _r("configmaps", "ConfigMap", "configmap", short_names=["cm"]),
     _r("endpoints", "Endpoints", "endpoints", short_names=["ep"]),
     _r("events", "Event", "event", short_names=["ev"]),
@@ -70,7 +70,6 @@ RESOURCES: list[ResourceSpec] = [
         namespaced=False,
         short_names=["ns"],
         subresources=["finalize", "status"],
-        verbs=["create", "delete", "get", "list", "patch", "update", "watch"],
     ),
     _r(
         "nodes",

@@ -10,8 +10,6 @@ C{Priority} admission plugin (C{plugin/pkg/admission/priority}).
 
 from __future__ import annotations
 
-from typing import Any
-
 from kubetwist.apimachinery.field import FieldError, Path, forbidden, not_supported, required
 from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
@@ -28,7 +26,6 @@ __all__ = [
     "PRIORITY_CLASS_STRATEGY",
     "PRIORITY_CLASS_TABLE",
     "SYSTEM_PRIORITY_CLASS_PREFIX",
-    "PriorityClassAdmission",
     "default_priority_class",
     "forbid_system_priority_class_delete",
     "is_known_system_priority_class",
@@ -179,60 +176,6 @@ def forbid_system_priority_class_delete(namespace: str, name: str) -> None:
     if any(name == spc_name for spc_name, _, _ in _SYSTEM):
         raise errors.new_forbidden("scheduling.k8s.io", "priorityclasses", name,
                                    "this is a system priority class and cannot be deleted")
-
-
-class PriorityClassAdmission:
-    """
-    The PriorityClass half of the C{Priority} admission plugin (upstream
-    C{plugin/pkg/admission/priority} C{Validate} / C{validatePriorityClass}): one
-    C{globalDefault} class at most.
-
-    @param priorityclasses: the PriorityClass L{Store<kubetwist.registry.generic.store.Store>}
-        (upstream reads an informer's lister).
-    """
-
-    name = "Priority"
-
-    def __init__(self, priorityclasses: Any) -> None:
-        self.priorityclasses = priorityclasses
-
-    def handles(self, operation: str) -> bool:
-        return operation in ("CREATE", "UPDATE")
-
-    async def _default_class(self) -> dict | None:
-        """Upstream C{getDefaultPriorityClass}: of the C{globalDefault} classes, the one with
-        the lowest value (the first listed among equals)."""
-        from kubetwist.registry.generic.store import ListOptions
-
-        listed = await self.priorityclasses.list("", ListOptions())
-        found: dict | None = None
-        for pc in listed.get("items") or []:
-            if pc.get("globalDefault") and (
-                    found is None or (found.get("value") or 0) > (pc.get("value") or 0)):
-                found = pc
-        return found
-
-    async def validate(self, a: Any) -> None:
-        """
-        Refuse a second C{globalDefault} class: on create, or on an update of another class.
-
-        @raise StatusError: 403 Forbidden (C{priorityclasses.scheduling.k8s.io "<name>" is
-            forbidden: PriorityClass <default> is marked as default. Only one default can
-            exist}).
-        """
-        if a.subresource or a.spec.resource != "priorityclasses" \
-                or a.spec.group != "scheduling.k8s.io" or a.object is None:
-            return
-        if not a.object.get("globalDefault"):
-            return
-        default = await self._default_class()
-        if default is None:
-            return
-        default_name = (default.get("metadata") or {}).get("name") or ""
-        if a.operation == "CREATE" or default_name != a.name:
-            raise errors.new_forbidden(
-                "scheduling.k8s.io", "priorityclasses", a.name,
-                f"PriorityClass {default_name} is marked as default. Only one default can exist")
 
 
 PRIORITY_CLASS_STRATEGY = Strategy(

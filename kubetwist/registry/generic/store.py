@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Optional
 
 from twisted.internet.defer import Deferred
+from zope.interface import implementer
 
 from kubetwist.apimachinery import field as fielderr
 from kubetwist.apimachinery.meta import generate_name, new_uid, now_rfc3339
 from kubetwist.registry import deletion
-from kubetwist.registry.rest import ResourceSpec, Strategy
+from kubetwist.registry.rest import IStandardStorage, ResourceSpec, Strategy
 from kubetwist.runtime import errors
 from kubetwist.storage import interfaces as st
 
@@ -98,6 +99,7 @@ def interpret_storage_error(err: Exception, spec: ResourceSpec, name: str) -> Ex
     return err
 
 
+@implementer(IStandardStorage)
 class Store:
     """
     CRUD, list and watch of one resource over storage, with its strategy.
