@@ -372,6 +372,6 @@ def makeService(options: Options) -> MultiService:
     """The twistd entry point: a L{KubeAPIService} on the global reactor."""
     from twisted.internet import reactor
 
-    from kubetwist.server.run import KubeAPIService
+    from kubetwist.app import KubeAPIService
 
     return KubeAPIService(reactor, dict(options), KUBERNETES_VERSION)

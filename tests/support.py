@@ -23,7 +23,7 @@ from kubetwist.apis import printers
 from kubetwist.authentication.config import new_request_authenticator
 from kubetwist.authentication.tokenfile import TokenFileAuthenticator
 from kubetwist.controlplane.instance import ControlPlaneConfig
-from kubetwist.server.run import assemble
+from kubetwist.app import assemble
 from kubetwist.storage.cacher import Cacher
 from kubetwist.storage.sqlite import SQLiteStorage
 
@@ -69,7 +69,7 @@ SA_ISSUER = "https://kubernetes.default.svc.cluster.local"
 def service_account_token_config() -> Any:
     """The L{ServiceAccountTokenConfig} of the test chain (the fixed key, L{SA_ISSUER})."""
     from kubetwist.registry.core.serviceaccount_token import ServiceAccountTokenConfig
-    from kubetwist.server.serviceaccount_keys import private_key_from_bytes
+    from kubetwist.authentication.serviceaccount_keys import private_key_from_bytes
 
     key = private_key_from_bytes(SA_SIGNING_KEY_PEM)
     return ServiceAccountTokenConfig(issuer=SA_ISSUER, signing_key=key,
@@ -95,7 +95,7 @@ class FakeReactorClock(Clock):
 def build_chain(clock: Clock, modes=("AlwaysAllow",), max_inflight: int = 400,
                 max_mutating: int = 200, request_timeout: float = 60.0,
                 storage: Any = None, shutdown_check: Any = None) -> dict:
-    """Assemble the real server chain (L{kubetwist.server.run.assemble}) over the Cacher in
+    """Assemble the real server chain (L{kubetwist.app.assemble}) over the Cacher in
     front of C{:memory:} SQLite, as the process runs it; returns its parts."""
     storage = storage or Cacher(SQLiteStorage(clock, ":memory:", threadpool=InlinePool()), clock)
     fd, path = tempfile.mkstemp()

@@ -22,6 +22,7 @@ from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import errors
 from kubetwist.server.apigroup import APIGroupInfo, install_api_group
 from kubetwist.server.genericapiserver import GenericAPIServer
+from kubetwist.server.openid import install_openid_routes
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -152,7 +153,7 @@ class KubeAPIServer:
                                        config.min_request_timeout)
             for resource, store in stores.items():
                 self.stores[(info.group, resource)] = store
-        from kubetwist.apis.core.componentstatuses import install_component_statuses
+        from kubetwist.controlplane.componentstatuses import install_component_statuses
         from kubetwist.apis.core.register import RESOURCES as core_resources
 
         for spec in core_resources:
@@ -168,7 +169,12 @@ class KubeAPIServer:
             external = f"[{host}]:{config.secure_port}" if ":" in host else \
                 f"{host}:{config.secure_port}"
             self.token_rest = install_service_account_tokens(
-                self.server, self.stores, service_account_tokens, clock, lambda: external)
+                self.server, self.stores, service_account_tokens, clock)
+            install_openid_routes(
+                self.server, service_account_tokens.issuer,
+                lambda: service_account_tokens.jwks_uri or
+                f"https://{external}/openid/v1/jwks",
+                service_account_tokens.verification_keys())
         namespaces = self.stores[("", "namespaces")]
         serviceaccounts = self.stores.get(("", "serviceaccounts"))
         names = config.admission_plugins

@@ -7,9 +7,11 @@ C{pkg/registry/authorization/subjectaccessreview}.
 A L{ReviewREST} has the part of the L{Store <kubetwist.registry.generic.store.Store>} interface
 the create handler uses (C{spec}, C{strategy}, C{create(namespace, obj, admission, dry)}), so
 the generic handler decodes, kind-checks and negotiates as for every resource.
-L{ReviewHandlers} hands the review a L{ReviewContext} (the requesting user) in place of the
-admission binding.  L{install_reviews} installs a group-version of such resources; discovery
-lists them with the verbs C{["create"]} only, and no other route exists.
+L{ReviewHandlers <kubetwist.endpoints.review.ReviewHandlers>} hands the review a
+L{ReviewContext} (the requesting user) in place of the admission binding, and
+L{install_reviews <kubetwist.endpoints.review.install_reviews>} installs a group-version of
+such resources; a ReviewREST provides only L{ICreater}, so discovery lists the verbs
+C{["create"]} only and no other route exists.
 
 The answer is the reviewed object itself, HTTP 201, never stored: no uid, resourceVersion or
 creationTimestamp is filled in (Go writes C{"creationTimestamp": null} for the zero time).
@@ -18,25 +20,20 @@ creationTimestamp is filled in (Go writes C{"creationTimestamp": null} for the z
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from zope.interface import implementer
 
-from kubetwist.endpoints.handlers.rest import ResourceHandlers
-from kubetwist.endpoints.installer import APIGroupVersion, APIResource
 from kubetwist.registry.rest import ICreater, ResourceSpec, Strategy
 from kubetwist.runtime import errors
 from kubetwist.runtime import types as typetables
 
 __all__ = [
     "ReviewContext",
-    "ReviewGroupVersion",
-    "ReviewHandlers",
     "ReviewREST",
     "go_shape",
-    "install_reviews",
     "review_metadata",
 ]
 
@@ -91,7 +88,7 @@ class ReviewREST:
         create handler does (C{rest.EnsureObjectNamespaceMatchesRequestNamespace}): an empty
         one takes the URL's, a cluster-scoped resource has it cleared, another one is refused.
 
-        @param admission: the L{ReviewContext} L{ReviewHandlers} passes (anything else: a
+        @param admission: the L{ReviewContext} the review handlers pass (anything else: a
             context without a user).
         @raise StatusError: 400 C{the namespace of the provided object does not match the
             namespace sent on the request}; the review's own errors.
@@ -118,34 +115,6 @@ class ReviewREST:
         return result
 
 
-class ReviewHandlers(ResourceHandlers):
-    """
-    The generic resource handlers over a L{ReviewREST}: the create path is the generic one;
-    only the binding it passes to C{create} differs (the requesting user instead of the
-    admission chain; upstream runs admission on reviews, kubetwist's built-in plugins have
-    nothing to say about them).
-    """
-
-    def _admission(self, request: Any, namespace: str, name: str, subresource: str,
-                   dry: bool) -> ReviewContext:
-        return ReviewContext(getattr(request, "kube_user", None), namespace, dry)
-
-
-def install_reviews(server: Any, group: str, version: str, rests: Iterable[ReviewREST],
-                    clock: Any) -> APIGroupVersion:
-    """
-    Install C{group}/C{version} serving C{rests}, each with the verbs C{["create"]} only.
-
-    @param server: a L{GenericAPIServer <kubetwist.server.genericapiserver.GenericAPIServer>}.
-    @return: the installed group-version.
-    """
-    agv = ReviewGroupVersion(group, version)
-    for rest in rests:
-        agv.install(APIResource(ReviewHandlers(rest, {}, None, clock)))
-    server.install_api_group_version(agv)
-    return agv
-
-
 def review_metadata(meta: dict | None) -> dict:
     """
     The C{metadata} of an answer as Go writes a decoded C{ObjectMeta} back: the fields sent, in
@@ -161,19 +130,6 @@ def review_metadata(meta: dict | None) -> dict:
         elif name in meta and not _empty(meta[name]):
             out[name] = meta[name]
     return out
-
-
-class ReviewGroupVersion(APIGroupVersion):
-    """
-    A group-version of review resources: their discovery entries carry no
-    C{storageVersionHash} (upstream lists one only for storages that persist objects).
-    """
-
-    def api_resource_list(self) -> dict:
-        doc = super().api_resource_list()
-        for entry in doc.get("resources", []):
-            entry.pop("storageVersionHash", None)
-        return doc
 
 
 def _zero(f: Any) -> Any:

@@ -1,5 +1,6 @@
 """
-Tests for L{kubetwist.authentication.serviceaccount} and L{kubetwist.server.serviceaccount_keys}.
+Tests for L{kubetwist.authentication.serviceaccount} and
+L{kubetwist.authentication.serviceaccount_keys}.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from kubetwist.authentication.serviceaccount import (
     openid_configuration,
     signing_algorithm,
 )
-from kubetwist.server.serviceaccount_keys import (
+from kubetwist.authentication.serviceaccount_keys import (
     generate_key_pair,
     key_id,
     load_service_account_keys,

@@ -16,7 +16,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from twisted.trial.unittest import SkipTest, SynchronousTestCase
 
-from kubetwist.server.serviceaccount_keys import key_id
+from kubetwist.authentication.serviceaccount_keys import key_id
 from tests.integration.harness import ServerTestMixin, kubectl
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"

@@ -10,7 +10,7 @@ import json
 
 import jwt
 
-from kubetwist.server.serviceaccount_keys import key_id, private_key_from_bytes
+from kubetwist.authentication.serviceaccount_keys import key_id, private_key_from_bytes
 from tests.authentication.fakes import resolved
 from tests.support import SA_ISSUER, SA_SIGNING_KEY_PEM, KubeTestCase
 

@@ -21,13 +21,12 @@ from kubetwist.registry.review import (
     ReviewContext,
     ReviewREST,
     go_shape,
-    install_reviews,
     review_metadata,
 )
 from kubetwist.runtime import errors
 from kubetwist.runtime.types import authentication_v1
 
-__all__ = ["GROUP", "RESOURCES", "VERSION", "install", "review_rests", "user_info"]
+__all__ = ["GROUP", "RESOURCES", "VERSION", "review_rests", "user_info"]
 
 GROUP = "authentication.k8s.io"
 VERSION = "v1"
@@ -161,15 +160,3 @@ def review_rests(authenticator: Any, api_audiences: Sequence[str] = (),
         return answer
 
     return [ReviewREST(RESOURCES[0], self_subject), ReviewREST(RESOURCES[1], token_review)]
-
-
-def install(server: Any, authenticator: Any, clock: Any, api_audiences: Sequence[str] = (),
-            service_account_issuers: Sequence[str] = ()) -> Any:
-    """
-    Install C{authentication.k8s.io/v1} (TokenReview, SelfSubjectReview; verbs C{["create"]})
-    on C{server}; see L{review_rests}.
-
-    @return: the installed L{APIGroupVersion <kubetwist.endpoints.installer.APIGroupVersion>}.
-    """
-    rests = review_rests(authenticator, api_audiences, service_account_issuers, clock.seconds)
-    return install_reviews(server, GROUP, VERSION, rests, clock)

@@ -28,7 +28,6 @@ from kubetwist.registry.review import (
     ReviewContext,
     ReviewREST,
     go_shape,
-    install_reviews,
     review_metadata,
 )
 from kubetwist.runtime import errors
@@ -39,7 +38,6 @@ __all__ = [
     "RESOURCES",
     "VERSION",
     "attributes_from_spec",
-    "install",
     "review_rests",
     "validate_local_subject_access_review",
     "validate_self_subject_access_review",
@@ -323,13 +321,3 @@ def review_rests(authorizer: Any) -> list[ReviewREST]:
 
     funcs = [local, self_access, self_rules, subject]
     return [ReviewREST(spec, fn) for spec, fn in zip(RESOURCES, funcs)]
-
-
-def install(server: Any, authorizer: Any, clock: Any) -> Any:
-    """
-    Install C{authorization.k8s.io/v1} (the four reviews, verbs C{["create"]}) on C{server}.
-
-    @param authorizer: the server's authorizer (the one the authorization filter uses).
-    @return: the installed L{APIGroupVersion <kubetwist.endpoints.installer.APIGroupVersion>}.
-    """
-    return install_reviews(server, GROUP, VERSION, review_rests(authorizer), clock)

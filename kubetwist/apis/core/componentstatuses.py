@@ -21,10 +21,6 @@ from twisted.internet import defer
 from zope.interface import implementer
 
 from kubetwist.apis.printers import column, name_column
-from kubetwist.endpoints.discovery import NO_STORAGE_VERSION
-from kubetwist.endpoints.handlers import options as opts
-from kubetwist.endpoints.handlers.rest import ResourceHandlers
-from kubetwist.endpoints.installer import APIResource
 from kubetwist.registry.generic.store import ListOptions
 from kubetwist.registry.rest import IGetter, ILister, ResourceSpec, Strategy, TableConvertor
 from kubetwist.runtime import errors
@@ -33,10 +29,8 @@ __all__ = [
     "COMPONENT_STATUS_STRATEGY",
     "COMPONENT_STATUS_TABLE",
     "DEPRECATION_WARNING",
-    "ComponentStatusHandlers",
     "ComponentStatusREST",
     "default_probes",
-    "install_component_statuses",
     "unreachable_probe",
 ]
 
@@ -181,40 +175,3 @@ class ComponentStatusREST:
                 items.append(status)
         return {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {},
                 "items": items}
-
-
-class ComponentStatusHandlers(ResourceHandlers):
-    """The generic handlers over a L{ComponentStatusREST}, with the deprecation warning on
-    every request and upstream's 405 for C{?watch=true} (no watcher)."""
-
-    def _warn(self, request: Any) -> None:
-        warnings = getattr(request, "kube_warnings", None)
-        if warnings is None:
-            request.kube_warnings = [DEPRECATION_WARNING]
-        elif DEPRECATION_WARNING not in warnings:
-            warnings.append(DEPRECATION_WARNING)
-
-    async def get(self, request: Any, namespace: str, name: str) -> None:
-        self._warn(request)
-        return await super().get(request, namespace, name)
-
-    async def list(self, request: Any, namespace: str) -> None:
-        self._warn(request)
-        if opts.bool_param(request.kube_info.query, "watch"):
-            raise errors.new_method_not_supported("", self.spec.resource, "watch")
-        return await super().list(request, namespace)
-
-
-def install_component_statuses(server: Any, spec: ResourceSpec, storage: Any, admission: Any,
-                               clock: Any) -> ComponentStatusREST:
-    """
-    Serve C{spec} (the core C{componentstatuses} row, verbs C{get list}) on C{server}'s
-    installed C{/api/v1} group-version.
-
-    @raise KeyError: C{/api/v1} is not installed on C{server}.
-    """
-    rest = ComponentStatusREST(spec, default_probes(storage))
-    handlers = ComponentStatusHandlers(rest, {}, admission, clock)  # type: ignore[arg-type]
-    agv = server.group_versions["/api/v1"]
-    agv.install(APIResource(handlers, storage_version=NO_STORAGE_VERSION))
-    return rest

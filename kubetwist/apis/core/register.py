@@ -7,6 +7,8 @@ subresources as kube-apiserver v1.32's discovery shows them).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubetwist.apis.core.configmaps import CONFIGMAP_STRATEGY
 from kubetwist.apis.core.endpoints import ENDPOINTS_STRATEGY
 from kubetwist.apis.core.events import EVENT_STRATEGY
@@ -40,7 +42,15 @@ from kubetwist.apis.core.resourcequotas import (
 from kubetwist.apis.core.secrets import SECRET_STRATEGY
 from kubetwist.apis.core.serviceaccounts import SERVICEACCOUNT_STRATEGY
 from kubetwist.apis.core.services import SERVICE_STATUS_STRATEGY, SERVICE_STRATEGY
-from kubetwist.registry.core.pod_connect import REST_FACTORIES
+from kubetwist.registry.core.pod_connect import (
+    LogREST,
+    NodeProxyREST,
+    PodProxyREST,
+    PodStreamREST,
+    ServiceProxyREST,
+)
+from kubetwist.registry.core.pod_subresources import BindingREST, EvictionREST, LegacyBindingREST
+from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import ResourceSpec, Strategy
 
 __all__ = ["GROUP", "RESOURCES", "STRATEGIES", "VERSION"]
@@ -158,6 +168,47 @@ STRATEGIES: dict[str, Strategy] = {
     "services": SERVICE_STRATEGY,
     "services/status": SERVICE_STATUS_STRATEGY,
 }
+
+# --------------------------------------------------------------------------------------------
+# the REST factories of the core group's table (see kubetwist.server.apigroup.APIGroupInfo)
+
+
+def _eviction(pods: Store, lookup: Any) -> Any:
+    from kubetwist.apis.policy import register as policy
+
+    status = pods.for_subresource(POD_STATUS_STRATEGY)
+    spec = next(r for r in policy.RESOURCES if r.resource == "poddisruptionbudgets")
+    pdbs = Store(spec, policy.STRATEGIES["poddisruptionbudgets/status"], status.storage,
+                 status.clock)
+    return EvictionREST(status, pdbs)
+
+
+def _binding(pods: Store, lookup: Any) -> Any:
+    return BindingREST(pods)
+
+
+def _bindings(_: Any, lookup: Any) -> Any:
+    return LegacyBindingREST(lambda: BindingREST(lookup("pods")))
+
+
+#: C{{"pods/eviction": factory, ...}}: C{factory(parent Store or None, lookup)} returns the REST
+#: object of a subresource (or of the C{bindings} resource); C{lookup(resource)} returns a
+#: Store of the core group at request time.
+REST_FACTORIES: dict[str, Any] = {
+    "bindings": _bindings,
+    "nodes/proxy": lambda nodes, lookup: NodeProxyREST(nodes),
+    "pods/attach": lambda pods, lookup: PodStreamREST(pods, lambda: lookup("nodes"), "attach"),
+    "pods/binding": _binding,
+    "pods/eviction": _eviction,
+    "pods/exec": lambda pods, lookup: PodStreamREST(pods, lambda: lookup("nodes"), "exec"),
+    "pods/log": lambda pods, lookup: LogREST(pods, lambda: lookup("nodes")),
+    "pods/portforward": lambda pods, lookup: PodStreamREST(pods, lambda: lookup("nodes"),
+                                                           "portforward"),
+    "pods/proxy": lambda pods, lookup: PodProxyREST(pods),
+    "services/proxy": lambda services, lookup: ServiceProxyREST(
+        services, lambda: lookup("endpoints")),
+}
+
 
 #: REST-object subresources (pods/binding, pods/eviction, pods/log, ...) and bindings
 STRATEGIES.update(REST_FACTORIES)

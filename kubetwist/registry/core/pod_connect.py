@@ -28,7 +28,6 @@ from kubetwist.runtime import errors
 __all__ = [
     "DEFAULT_KUBELET_PORT",
     "PREFERRED_ADDRESS_TYPES",
-    "REST_FACTORIES",
     "LogREST",
     "NodeProxyREST",
     "PodProxyREST",
@@ -425,45 +424,3 @@ class ServiceProxyREST(_ProxyREST):
                     host = f"[{ip}]" if ":" in ip else ip
                     return f"{host}:{p.get('port')}"
         raise errors.new_service_unavailable(f'no endpoints available for service "{ident}"')
-
-
-# --------------------------------------------------------------------------------------------
-# the REST factories of the core group's table (see kubetwist.server.apigroup.APIGroupInfo)
-
-
-def _eviction(pods: Store, lookup: Any) -> Any:
-    from kubetwist.apis.core.pods import POD_STATUS_STRATEGY
-    from kubetwist.registry.core.pod_subresources import EvictionREST
-
-    return EvictionREST(pods.for_subresource(POD_STATUS_STRATEGY))
-
-
-def _binding(pods: Store, lookup: Any) -> Any:
-    from kubetwist.registry.core.pod_subresources import BindingREST
-
-    return BindingREST(pods)
-
-
-def _bindings(_: Any, lookup: Any) -> Any:
-    from kubetwist.registry.core.pod_subresources import BindingREST, LegacyBindingREST
-
-    return LegacyBindingREST(lambda: BindingREST(lookup("pods")))
-
-
-#: C{{"pods/eviction": factory, ...}}: C{factory(parent Store or None, lookup)} returns the REST
-#: object of a subresource (or of the C{bindings} resource); C{lookup(resource)} returns a
-#: Store of the core group at request time.
-REST_FACTORIES: dict[str, Any] = {
-    "bindings": _bindings,
-    "nodes/proxy": lambda nodes, lookup: NodeProxyREST(nodes),
-    "pods/attach": lambda pods, lookup: PodStreamREST(pods, lambda: lookup("nodes"), "attach"),
-    "pods/binding": _binding,
-    "pods/eviction": _eviction,
-    "pods/exec": lambda pods, lookup: PodStreamREST(pods, lambda: lookup("nodes"), "exec"),
-    "pods/log": lambda pods, lookup: LogREST(pods, lambda: lookup("nodes")),
-    "pods/portforward": lambda pods, lookup: PodStreamREST(pods, lambda: lookup("nodes"),
-                                                           "portforward"),
-    "pods/proxy": lambda pods, lookup: PodProxyREST(pods),
-    "services/proxy": lambda services, lookup: ServiceProxyREST(
-        services, lambda: lookup("endpoints")),
-}

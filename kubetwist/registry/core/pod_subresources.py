@@ -417,19 +417,13 @@ class EvictionREST:
     @ivar pdbs: a L{Store} of C{policy/v1} PodDisruptionBudgets over the same storage.
     """
 
-    def __init__(self, pods: Store, pdbs: Store | None = None) -> None:
+    def __init__(self, pods: Store, pdbs: Store) -> None:
         """
         @param pods: the pods' C{status} subresource L{Store} (upstream evicts through the
             status store, so the C{DisruptionTarget} condition sticks).
-        @param pdbs: the PodDisruptionBudget L{Store}; by default one over C{pods.storage}.
+        @param pdbs: the PodDisruptionBudget (C{status}) L{Store} over the same storage.
         """
         self.pods = pods
-        if pdbs is None:
-            from kubetwist.apis.policy import register as policy
-
-            spec = next(r for r in policy.RESOURCES if r.resource == "poddisruptionbudgets")
-            pdbs = Store(spec, policy.STRATEGIES["poddisruptionbudgets/status"], pods.storage,
-                         pods.clock)
         self.pdbs = pdbs
 
     async def create(self, request: Any, handlers: Any, namespace: str, name: str) -> None:

@@ -11,7 +11,7 @@ echoed (defaults filled in) and C{status: {"token", "expirationTimestamp"}}.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -336,16 +336,13 @@ class ServiceAccountTokenConfig:
 
 
 def install_service_account_tokens(server: Any, stores: dict, config: ServiceAccountTokenConfig,
-                                   clock: Any, external_address: Callable[[], str]) -> TokenREST:
+                                   clock: Any) -> TokenREST:
     """
-    Add C{serviceaccounts/token} (create) to the core C{v1} group-version of C{server} and
-    the OIDC discovery documents to its mux (upstream C{pkg/controlplane} installs both).
+    Add C{serviceaccounts/token} (create) to the core C{v1} group-version of C{server} (the
+    OIDC discovery documents are L{kubetwist.server.openid.install_openid_routes}).
 
     @param stores: C{{(group, resource): Store}} of the kube-apiserver.
-    @param external_address: C{host:port} for the default C{jwks_uri}.
     """
-    from kubetwist.authentication.serviceaccount import install_openid_routes
-
     rest = TokenREST(
         stores[("", "serviceaccounts")], TokenGenerator(config.issuer, config.signing_key),
         config.api_audiences, clock, pods=stores.get(("", "pods")),
@@ -353,10 +350,6 @@ def install_service_account_tokens(server: Any, stores: dict, config: ServiceAcc
         max_expiration_seconds=config.max_expiration_seconds)
     server.group_versions["/api/v1"].add_subresource("serviceaccounts", "token", ["create"],
                                                      rest)
-    install_openid_routes(
-        server, config.issuer,
-        lambda: config.jwks_uri or f"https://{external_address()}/openid/v1/jwks",
-        config.verification_keys())
     return rest
 
 

@@ -1,6 +1,7 @@
-# -*- test-case-name: tests.server.test_run -*-
+# -*- test-case-name: tests.test_app -*-
 """
-The process-level service tree: upstream C{cmd/kube-apiserver/app/server.go CreateServerChain}
+The composition root, next to L{kubetwist.tap}: the process-level service tree, upstream
+C{cmd/kube-apiserver/app/server.go CreateServerChain}
 and C{k8s.io/apiserver/pkg/server/genericapiserver.go PrepareRun/Run} (lifecycle signals:
 readiness, shutdown delay, listener close, drain, watches end).
 
@@ -195,7 +196,7 @@ class KubeAPIService(MultiService):
         generated once in C{--cert-dir}.
         """
         from kubetwist.registry.core.serviceaccount_token import ServiceAccountTokenConfig
-        from kubetwist.server.serviceaccount_keys import load_service_account_keys
+        from kubetwist.authentication.serviceaccount_keys import load_service_account_keys
 
         o = self.options
         keys = load_service_account_keys(o.get("service-account-signing-key-file", ""),
@@ -371,12 +372,14 @@ def _install_review_groups(server: Any, clock: Any, authenticator: Any, authoriz
     (the access and rules reviews)."""
     from kubetwist.apis.authentication import reviews as authn_reviews
     from kubetwist.apis.authorization import reviews as authz_reviews
+    from kubetwist.endpoints.review import install_reviews
 
     sa = service_account_tokens
-    authn_reviews.install(server, authenticator, clock,
-                          sa.api_audiences if sa is not None else (),
-                          sa.issuers if sa is not None else ())
-    authz_reviews.install(server, authorizer, clock)
+    install_reviews(server, authn_reviews.GROUP, authn_reviews.VERSION, authn_reviews.review_rests(
+        authenticator, sa.api_audiences if sa is not None else (),
+        sa.issuers if sa is not None else (), clock.seconds), clock)
+    install_reviews(server, authz_reviews.GROUP, authz_reviews.VERSION,
+                    authz_reviews.review_rests(authorizer), clock)
 
 
 def storage_health_check(storage: Any, name: str) -> Any:
