@@ -1,0 +1,43 @@
+"""The composition root: L{kubetwist.app} (the process's service tree, and assemble)."""
+
+from __future__ import annotations
+
+from twisted.internet import defer
+from twisted.trial.unittest import SynchronousTestCase
+
+from kubetwist.app import KubeAPIService, storage_health_check
+from kubetwist.server.filters.chain import HandlerChain
+from tests.support import KubeTestCase
+
+
+class _Storage:
+    def __init__(self, healthy: bool) -> None:
+        self.healthy = healthy
+
+    def check_health(self):
+        return defer.succeed(None) if self.healthy else defer.fail(RuntimeError("down"))
+
+
+class HealthCheckTests(SynchronousTestCase):
+    def test_storage_health(self) -> None:
+        """The etcd check passes with the storage's probe and fails (logged) with it."""
+        self.successResultOf(storage_health_check(_Storage(True), "etcd")())
+        self.failureResultOf(storage_health_check(_Storage(False), "etcd")(), RuntimeError)
+        self.assertIsNone(storage_health_check(object(), "etcd")())
+
+
+class VersionTests(SynchronousTestCase):
+    def test_version_info(self) -> None:
+        """/version's document comes from the version string."""
+        info = KubeAPIService(None, {}, "v1.32.0").version_info()
+        self.assertEqual((info["major"], info["minor"], info["gitVersion"]),
+                         ("1", "32", "v1.32.0"))
+
+
+class AssembleTests(KubeTestCase):
+    def test_front_is_the_filter_chain(self) -> None:
+        """assemble puts the handler chain in front of the aggregator's director, with the
+        default admission plugins that kubetwist has built."""
+        self.assertIsInstance(self.chain, HandlerChain)
+        self.assertEqual([p.name for p in self.kube.admission.plugins], [
+            "NamespaceLifecycle", "ServiceAccount", "Priority", "DefaultTolerationSeconds"])
