@@ -1,11 +1,13 @@
-# -*- test-case-name: tests.admission.test_chain -*-
+# -*- test-case-name: tests.admission.test_interfaces -*-
 """
 The admission chain: upstream C{k8s.io/apiserver/pkg/admission} (C{chain.go}).
 
 The chain runs, in order, C{admit} of every plugin that provides
 L{IMutationInterface <kubetwist.admission.interfaces.IMutationInterface>} and handles the
 operation; then (after the strategy's validation) C{validate} of every plugin that provides
-L{IValidationInterface <kubetwist.admission.interfaces.IValidationInterface>}.  The plugins
+L{IValidationInterface <kubetwist.admission.interfaces.IValidationInterface>}.  An object that
+declares no admission interface at all is taken by its methods (an C{admit} makes it mutating,
+a C{validate} validating), so a test double or a small step may be a plain object.  The plugins
 are the ones C{--enable-admission-plugins} / C{--disable-admission-plugins} select (see
 L{kubetwist.admission.registry}), followed by kubetwist's internal steps (not plugins: work
 upstream's strategies do with the request context, which kubetwist's strategies do not see).
@@ -19,12 +21,23 @@ from typing import Any, Awaitable, Callable, Optional, Sequence
 
 from kubetwist.admission.interfaces import (
     Attributes,
+    IAdmissionPlugin,
     IMutationInterface,
     IValidationInterface,
 )
 
+__all__ = ["AdmissionChain", "Attributes", "RequestAdmission"]
+
 #: C{(operation, obj, old) -> Awaitable[None]}: one phase bound to one request.
 Phase = Callable[[str, Optional[dict], Optional[dict]], Awaitable[None]]
+
+
+def _has(step: Any, interface: Any, method: str) -> bool:
+    """Whether C{step} takes part in a phase: it provides C{interface}, or it declares no
+    admission interface and has the phase's C{method}."""
+    if interface.providedBy(step):
+        return True
+    return not IAdmissionPlugin.providedBy(step) and callable(getattr(step, method, None))
 
 
 async def _settled(result: Any) -> None:
@@ -61,13 +74,13 @@ class AdmissionChain:
     async def admit(self, attributes: Attributes) -> None:
         """The mutating phase: every mutating step that handles the operation, in order."""
         for p in self.steps():
-            if IMutationInterface.providedBy(p) and p.handles(attributes.operation):
+            if _has(p, IMutationInterface, "admit") and p.handles(attributes.operation):
                 await _settled(p.admit(attributes))
 
     async def validate(self, attributes: Attributes) -> None:
         """The validating phase: every validating step that handles the operation, in order."""
         for p in self.steps():
-            if IValidationInterface.providedBy(p) and p.handles(attributes.operation):
+            if _has(p, IValidationInterface, "validate") and p.handles(attributes.operation):
                 await _settled(p.validate(attributes))
 
     def for_request(

@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.admission.test_chain -*-
+# -*- test-case-name: tests.admission.test_interfaces -*-
 """
 The admission seam: upstream C{k8s.io/apiserver/pkg/admission} (C{interfaces.go}:
 C{Attributes}, C{Interface}, C{MutationInterface}, C{ValidationInterface}, C{Operation}).

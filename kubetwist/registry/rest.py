@@ -178,9 +178,10 @@ class ResourceSpec:
     @ivar categories: C{["all"]}.
     @ivar subresources: names of subresources served (C{"status"}, C{"scale"}, ...).
     @ivar list_kind: defaults to C{<kind>List}.
-
-    The verbs served are not table data: they are the capabilities (L{IGetter}, ...) that the
-    resource's storage provides.
+    @ivar verbs: C{["create"]} for the create-only resources (reviews, C{bindings}), which the
+        create handler answers without C{managedFields}; else empty.  The verbs served are not
+        table data: they are the capabilities (L{IGetter}, ...) the resource's storage
+        provides, which the installer reads (a test checks the two agree).
     """
 
     group: str
@@ -193,6 +194,7 @@ class ResourceSpec:
     categories: list[str] = field(default_factory=list)
     subresources: list[str] = field(default_factory=list)
     list_kind: str = ""
+    verbs: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.list_kind:

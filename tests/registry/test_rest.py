@@ -91,3 +91,15 @@ class InstalledVerbsTests(KubeTestCase):
         """DELETE of the namespace collection is 405, as upstream."""
         code, st, _ = self.request("DELETE", "/api/v1/namespaces")
         self.assertEqual((code, st["reason"]), (405, "MethodNotAllowed"))
+
+    def test_table_verbs_agree(self) -> None:
+        """Where a table row still names its verbs (the create-only resources), they are the
+        verbs of its storage."""
+        checked = 0
+        for server in self.front.chain():
+            for agv in server.group_versions.values():
+                for res in agv.resources.values():
+                    if res.spec.verbs:
+                        self.assertEqual(res.spec.verbs, res.verbs, res.spec.resource)
+                        checked += 1
+        self.assertEqual(checked, 7)

@@ -34,9 +34,9 @@ _PKG = authentication_v1.PACKAGE
 
 RESOURCES: list[ResourceSpec] = [
     ResourceSpec(GROUP, VERSION, "selfsubjectreviews", "SelfSubjectReview",
-                 "selfsubjectreview", namespaced=False),
+                 "selfsubjectreview", namespaced=False, verbs=["create"]),
     ResourceSpec(GROUP, VERSION, "tokenreviews", "TokenReview", "tokenreview",
-                 namespaced=False),
+                 namespaced=False, verbs=["create"]),
 ]
 
 #: The message of an empty C{spec.token} (400 BadRequest), upstream's text.

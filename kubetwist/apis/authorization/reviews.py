@@ -47,16 +47,17 @@ __all__ = [
 GROUP = "authorization.k8s.io"
 VERSION = "v1"
 _PKG = authorization_v1.PACKAGE
+_CREATE = ["create"]
 
 RESOURCES: list[ResourceSpec] = [
     ResourceSpec(GROUP, VERSION, "localsubjectaccessreviews", "LocalSubjectAccessReview",
-                 "localsubjectaccessreview", namespaced=True),
+                 "localsubjectaccessreview", namespaced=True, verbs=_CREATE),
     ResourceSpec(GROUP, VERSION, "selfsubjectaccessreviews", "SelfSubjectAccessReview",
-                 "selfsubjectaccessreview", namespaced=False),
+                 "selfsubjectaccessreview", namespaced=False, verbs=_CREATE),
     ResourceSpec(GROUP, VERSION, "selfsubjectrulesreviews", "SelfSubjectRulesReview",
-                 "selfsubjectrulesreview", namespaced=False),
+                 "selfsubjectrulesreview", namespaced=False, verbs=_CREATE),
     ResourceSpec(GROUP, VERSION, "subjectaccessreviews", "SubjectAccessReview",
-                 "subjectaccessreview", namespaced=False),
+                 "subjectaccessreview", namespaced=False, verbs=_CREATE),
 ]
 
 

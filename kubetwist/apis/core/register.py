@@ -68,7 +68,7 @@ RESOURCES: list[ResourceSpec] = [
     _r("componentstatuses", "ComponentStatus", "componentstatus", namespaced=False,
        short_names=["cs"]),
     # served by a REST object (upstream LegacyBindingREST), no Store
-    _r("bindings", "Binding", "binding"),
+    _r("bindings", "Binding", "binding", verbs=["create"]),
     _r("configmaps", "ConfigMap", "configmap", short_names=["cm"]),
     _r("endpoints", "Endpoints", "endpoints", short_names=["ep"]),
     _r("events", "Event", "event", short_names=["ev"]),

@@ -24,7 +24,6 @@ from kubetwist.endpoints import table as tablelib
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.responses import write_object
 from kubetwist.registry.generic.store import Store
-from kubetwist.registry.rest import IGetter
 from kubetwist.runtime import codec, errors, strict
 from kubetwist.runtime import types as typetables
 from kubetwist.storage.interfaces import INITIAL_EVENTS_END_ANNOTATION, WatchEvent
@@ -471,7 +470,7 @@ class ResourceHandlers:
         obj = self.decode_object(request, read_body(request))
         self._default(self.store, obj)
         request.kube_warnings = _warnings_so_far(request) + list(self.store.strategy.warnings(obj))
-        if IGetter.providedBy(self.store):
+        if list(self.spec.verbs or ()) != ["create"]:
             # create-only virtual resources (reviews, bindings) answer without managedFields
             obj = self.field_manager().update(None, obj, self.manager_name(request))
         admission = self._admission(request, namespace, "", "", dry)

@@ -85,3 +85,21 @@ class ChainTests(SynchronousTestCase):
         bound = chain.for_request(DEPLOYMENTS, "", "ns", "d", None, False)
         self.successResultOf(defer.ensureDeferred(bound.validate("DELETE", {}, {})))
         self.assertEqual([name for _, name, _ in log], ["deletes"])
+
+    def test_plain_objects(self) -> None:
+        """A step declaring no admission interface is taken by its methods."""
+        log: list = []
+
+        class Plain:
+            name = "plain"
+
+            def handles(self, operation):
+                return True
+
+            def validate(self, a):
+                log.append(a.operation)
+
+        bound = AdmissionChain([Plain()]).for_request(DEPLOYMENTS, "", "ns", "d", None, False)
+        self.successResultOf(defer.ensureDeferred(bound.mutate("CREATE", {}, None)))
+        self.successResultOf(defer.ensureDeferred(bound.validate("UPDATE", {}, {})))
+        self.assertEqual(log, ["UPDATE"])
