@@ -195,8 +195,8 @@ class KubeAPIService(MultiService):
         C{--service-account-*} and C{--api-audiences} flags; with no key files, the key pair
         generated once in C{--cert-dir}.
         """
-        from kubetwist.registry.core.serviceaccount_token import ServiceAccountTokenConfig
         from kubetwist.authentication.serviceaccount_keys import load_service_account_keys
+        from kubetwist.registry.core.serviceaccount_token import ServiceAccountTokenConfig
 
         o = self.options
         keys = load_service_account_keys(o.get("service-account-signing-key-file", ""),

@@ -242,7 +242,7 @@ class Options(usage.Options):
                 re.compile(p)
             except re.error as e:
                 raise usage.UsageError(f'--cors-allowed-origins: invalid regular expression '
-                                       f'"{p}": {e}')
+                                       f'"{p}": {e}') from None
         directives = [d.strip() for d in o["strict-transport-security-directives"].split(",")
                       if d.strip()]
         if any(not _HSTS_DIRECTIVE.match(d) for d in directives):

@@ -39,6 +39,8 @@ PENDING: dict[tuple[str, str], str] = {
     ("registry/core/serviceaccount_token.py", "endpoints"): "decode",
     ("registry/generic/scale.py", "endpoints"): "decode",
     ("endpoints/handlers/rest.py", "apiextensions"): "decode: field_validation_mode",
+    # the OIDC discovery routes belong in server/ (after the 405 change of the conformance work)
+    ("authentication/serviceaccount.py", "endpoints"): "move install_openid_routes to server/",
     # the CEL library shared by CRDs and admission policies belongs under both
     ("apis/admissionregistration/validation.py", "apiextensions"): "a shared CEL package",
     # Go-value formatting and field errors belong in runtime (hygiene's formatting module)

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Iterable
 from urllib.parse import unquote
 
-from twisted.web.iweb import IRequest
 from twisted.internet import defer
+from twisted.web.iweb import IRequest
 from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import IAuthenticator

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from twisted.web.iweb import IRequest
 from twisted.internet import defer
+from twisted.web.iweb import IRequest
 from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import (

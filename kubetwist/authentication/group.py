@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from twisted.web.iweb import IRequest
 from twisted.internet.defer import Deferred
+from twisted.web.iweb import IRequest
 from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import IAuthenticator

@@ -10,8 +10,8 @@ further columns ignored.
 
 from __future__ import annotations
 
-from twisted.logger import Logger
 from twisted.internet import defer
+from twisted.logger import Logger
 from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import ITokenAuthenticator

@@ -22,9 +22,9 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from twisted.internet import defer
 from twisted.internet.interfaces import ISSLTransport
 from twisted.web.iweb import IRequest
-from twisted.internet import defer
 from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import AuthenticationError, IAuthenticator

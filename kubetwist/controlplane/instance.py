@@ -14,6 +14,7 @@ from typing import Any, Optional
 from kubetwist.admission import registry as admission_registry
 from kubetwist.admission.chain import AdmissionChain
 from kubetwist.apis.certificates.csr import CSRRequestor
+from kubetwist.authentication.serviceaccount import install_openid_routes
 from kubetwist.controlplane.namespace import NamespaceController
 from kubetwist.registry.core.allocator import IPAllocator, PortAllocator
 from kubetwist.registry.core.namespace import NamespaceStore
@@ -22,7 +23,6 @@ from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import errors
 from kubetwist.server.apigroup import APIGroupInfo, install_api_group
 from kubetwist.server.genericapiserver import GenericAPIServer
-from kubetwist.server.openid import install_openid_routes
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -153,8 +153,8 @@ class KubeAPIServer:
                                        config.min_request_timeout)
             for resource, store in stores.items():
                 self.stores[(info.group, resource)] = store
-        from kubetwist.controlplane.componentstatuses import install_component_statuses
         from kubetwist.apis.core.register import RESOURCES as core_resources
+        from kubetwist.controlplane.componentstatuses import install_component_statuses
 
         for spec in core_resources:
             if spec.resource == "componentstatuses":

@@ -20,7 +20,8 @@ from werkzeug.exceptions import MethodNotAllowed, NotFound
 from werkzeug.routing import RequestRedirect
 
 from kubetwist.endpoints.discovery import (
-    DiscoveredResource, api_resource_list,
+    DiscoveredResource,
+    api_resource_list,
 )
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.responses import funnel

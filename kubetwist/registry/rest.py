@@ -21,7 +21,6 @@ from zope.interface import Attribute, Interface, implementer
 
 from kubetwist.apimachinery.field import FieldError
 
-
 # --- REST capabilities (upstream k8s.io/apiserver/pkg/registry/rest/rest.go) --------------------
 # All methods return Deferreds / are coroutines; objects are JSON-shaped dicts; errors are
 # StatusErrors with upstream's reason and code (404 NotFound, 409 AlreadyExists/Conflict,

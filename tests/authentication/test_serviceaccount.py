@@ -17,7 +17,6 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.authentication.fakes import resolved
 from kubetwist.authentication.authenticator import AuthenticationError
 from kubetwist.authentication.serviceaccount import (
     ServiceAccountTokenAuthenticator,
@@ -35,6 +34,7 @@ from kubetwist.authentication.serviceaccount_keys import (
     private_key_from_bytes,
     public_keys_from_bytes,
 )
+from tests.authentication.fakes import resolved
 from tests.support import SA_ISSUER, SA_SIGNING_KEY_PEM
 
 SA = {"apiVersion": "v1", "kind": "ServiceAccount",

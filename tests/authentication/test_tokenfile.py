@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-
 from twisted.logger import capturedLogs
 from twisted.trial.unittest import SynchronousTestCase
 from zope.interface.verify import verifyObject
 
-from tests.authentication.fakes import resolved
 from kubetwist.authentication.authenticator import ITokenAuthenticator
 from kubetwist.authentication.tokenfile import (
     CSVParseError,
@@ -15,6 +13,7 @@ from kubetwist.authentication.tokenfile import (
     read_go_csv,
 )
 from kubetwist.authentication.user import UserInfo
+from tests.authentication.fakes import resolved
 
 
 class GoCSVTests(SynchronousTestCase):

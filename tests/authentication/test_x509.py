@@ -277,8 +277,8 @@ class _TLSTransport:
     """A transport that claims to be TLS (for the per-connection cache)."""
 
 
-from zope.interface import classImplements  # noqa: E402
 from twisted.internet.interfaces import ISSLTransport  # noqa: E402
+from zope.interface import classImplements  # noqa: E402
 
 classImplements(_TLSTransport, ISSLTransport)
 

@@ -11,7 +11,6 @@ from kubetwist.apis.core.register import RESOURCES
 from kubetwist.registry.core.namespace import NamespaceStore
 from kubetwist.registry.core.pod_subresources import LegacyBindingREST
 from kubetwist.registry.generic.store import Store
-from kubetwist.registry.review import ReviewREST
 from kubetwist.registry.rest import (
     VERB_CAPABILITIES,
     ICollectionDeleter,
@@ -24,6 +23,7 @@ from kubetwist.registry.rest import (
     TableConvertor,
     verbs_of,
 )
+from kubetwist.registry.review import ReviewREST
 from tests.support import KubeTestCase
 
 SPEC = ResourceSpec("", "v1", "configmaps", "ConfigMap", "configmap")

@@ -71,7 +71,8 @@ class InflightTests(KubeTestCase):
         self.request("GET", "/api/v1/namespaces")
         self.request("POST", "/api/v1/namespaces/default/configmaps",
                      {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
-        self.assertEqual((self.chain.inflight.inflight_readonly, self.chain.inflight.inflight_mutating), (0, 0))
+        inflight = self.chain.inflight
+        self.assertEqual((inflight.inflight_readonly, inflight.inflight_mutating), (0, 0))
 
 
 class _Request(DummyRequest):

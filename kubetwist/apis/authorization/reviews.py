@@ -19,10 +19,10 @@ from typing import Any
 import orjson
 
 from kubetwist import authorization
-from kubetwist.authorization.authorizer import Attributes, IRuleResolver
 from kubetwist.apimachinery import field
 from kubetwist.apimachinery.field import FieldError
 from kubetwist.authentication.user import UserInfo
+from kubetwist.authorization.authorizer import Attributes, IRuleResolver
 from kubetwist.registry.rest import ResourceSpec
 from kubetwist.registry.review import (
     ReviewContext,
