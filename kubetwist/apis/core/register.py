@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from zope.interface import classImplements
+
 from kubetwist.apis.core.configmaps import CONFIGMAP_STRATEGY
 from kubetwist.apis.core.endpoints import ENDPOINTS_STRATEGY
 from kubetwist.apis.core.events import EVENT_STRATEGY
@@ -51,7 +53,7 @@ from kubetwist.registry.core.pod_connect import (
 )
 from kubetwist.registry.core.pod_subresources import BindingREST, EvictionREST, LegacyBindingREST
 from kubetwist.registry.generic.store import Store
-from kubetwist.registry.rest import ResourceSpec, Strategy
+from kubetwist.registry.rest import ICreater, ResourceSpec, Strategy
 
 __all__ = ["GROUP", "RESOURCES", "STRATEGIES", "VERSION"]
 
@@ -189,6 +191,10 @@ def _binding(pods: Store, lookup: Any) -> Any:
 
 def _bindings(_: Any, lookup: Any) -> Any:
     return LegacyBindingREST(lambda: BindingREST(lookup("pods")))
+
+
+# the legacy bindings resource only creates (upstream LegacyBindingREST is a rest.Creater)
+classImplements(LegacyBindingREST, ICreater)
 
 
 #: C{{"pods/eviction": factory, ...}}: C{factory(parent Store or None, lookup)} returns the REST

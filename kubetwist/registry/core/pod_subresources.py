@@ -15,14 +15,11 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from zope.interface import implementer
-
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery.meta import now_rfc3339
 from kubetwist.apimachinery.selectors import label_selector_from_dict
 from kubetwist.endpoints.responses import write_object
 from kubetwist.registry.generic.store import ListOptions, Store, interpret_storage_error
-from kubetwist.registry.rest import ICreater
 from kubetwist.runtime import codec, errors
 from kubetwist.storage import interfaces as st
 
@@ -314,7 +311,6 @@ def _sync(fn: Callable[[dict | None], dict]) -> Callable[[dict | None], Any]:
     return run
 
 
-@implementer(ICreater)
 class LegacyBindingREST:
     """
     C{POST /api/v1/namespaces/<ns>/bindings} (upstream C{LegacyBindingREST}): the pod is named
