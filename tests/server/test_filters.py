@@ -134,7 +134,8 @@ class ComposedChainTests(SynchronousTestCase):
                                     authorizer=authorization.from_modes(["AlwaysAllow"]))
         for k, v in kw.items():
             setattr(config, k, v)
-        return build_handler_chain(self.ok, config)
+        self.chain_under_test = build_handler_chain(self.ok, config)
+        return self.chain_under_test
 
     def render(self, chain, request):
         self.assertEqual(chain.render(request), NOT_DONE_YET)
@@ -145,6 +146,7 @@ class ComposedChainTests(SynchronousTestCase):
         request = self.render(self.chain(), _Request())
         ctx = self.ok.seen[0]
         self.assertIs(request.kube_context, ctx)
+        self.assertIsInstance(self.chain_under_test.authenticator, _User)
         self.assertEqual((ctx.user.name, ctx.request_info.verb, ctx.request_info.resource),
                          ("jane", "list", "namespaces"))
         self.assertIs(request.kube_user, ctx.user)

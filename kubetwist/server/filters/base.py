@@ -22,13 +22,19 @@ Handler = Callable[[Any], Optional[defer.Deferred]]
 
 
 def resource_handler(resource: Resource) -> Handler:
-    """The innermost handler: render C{resource} (a leaf rendering the whole path)."""
+    """
+    The innermost handler: render C{resource} (a leaf rendering the whole path).  A body
+    returned at once is written as twisted.web's C{Request.render} writes it (with its
+    C{Content-Length}; none for C{HEAD}).
+    """
 
     def handle(request: Any) -> None:
         body = resource.render(request)
-        if body is not NOT_DONE_YET and not request.finished:
-            request.write(body)
-            request.finish()
+        if body is NOT_DONE_YET or request.finished:
+            return
+        request.setHeader(b"content-length", b"%d" % len(body))
+        request.write(b"" if request.method == b"HEAD" else body)
+        request.finish()
 
     return handle
 

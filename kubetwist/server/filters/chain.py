@@ -68,7 +68,22 @@ class HandlerChain(FrontResource):
 
     @ivar inflight: the L{MaxInFlight} filter (its counters and limits).
     @ivar waitgroup: the L{WaitGroup} filter (requests in flight, for shutdown).
+    @ivar config: the L{HandlerChainConfig} the chain was built from.
     """
+
+    @property
+    def config(self) -> HandlerChainConfig:
+        return self.parts["config"]
+
+    @property
+    def authenticator(self) -> Any:
+        """The authentication filter's authenticator."""
+        return self.config.authenticator
+
+    @property
+    def authorizer(self) -> Any:
+        """The authorization filter's authorizer."""
+        return self.config.authorizer
 
     @property
     def inflight(self) -> MaxInFlight:
@@ -112,4 +127,5 @@ def build_handler_chain(api_handler: Resource, config: HandlerChainConfig) -> Ha
     handler = with_request_info(handler)
     handler = with_panic_recovery(handler)
     handler = with_audit_init(handler)
-    return HandlerChain(handler, {"inflight": inflight, "waitgroup": waitgroup})
+    return HandlerChain(handler, {"inflight": inflight, "waitgroup": waitgroup,
+                                  "config": config})
