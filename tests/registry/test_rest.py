@@ -9,11 +9,13 @@ from zope.interface.verify import verifyObject
 from kubetwist.apis.core.componentstatuses import ComponentStatusREST
 from kubetwist.apis.core.register import RESOURCES
 from kubetwist.registry.core.namespace import NamespaceStore
+from kubetwist.registry.core.pod_connect import PodStreamREST
 from kubetwist.registry.core.pod_subresources import LegacyBindingREST
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import (
     VERB_CAPABILITIES,
     ICollectionDeleter,
+    IConnecter,
     ICreater,
     IGetter,
     IStandardStorage,
@@ -64,6 +66,11 @@ class CapabilityTests(SynchronousTestCase):
         rest = ComponentStatusREST(_row("componentstatuses"), {})
         self.assertTrue(verifyObject(IGetter, rest))
         self.assertEqual(verbs_of(rest), ["get", "list"])
+
+    def test_connecter(self) -> None:
+        """The exec/attach/portforward subresources hand the connection over."""
+        store = Store(_row("pods"), Strategy(kind="Pod"), None, Clock())
+        self.assertTrue(verifyObject(IConnecter, PodStreamREST(store, lambda: None, "exec")))
 
     def test_table_convertor(self) -> None:
         """A TableConvertor provides ITableConvertor."""

@@ -20,9 +20,12 @@ import ipaddress
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from zope.interface import implementer
+
 from kubetwist.apimachinery import field as fe
 from kubetwist.registry.core.pod_subresources import unknown_error
 from kubetwist.registry.generic.store import Store
+from kubetwist.registry.rest import IConnecter
 from kubetwist.runtime import errors
 
 __all__ = [
@@ -228,6 +231,7 @@ def validate_pod_log_options(opts: dict) -> list[fe.FieldError]:
     return errs
 
 
+@implementer(IConnecter)
 class PodStreamREST(_PodREST):
     """
     C{GET}/C{POST} of C{pods/<name>/exec}, C{attach} (upstream C{streamLocation}) and
