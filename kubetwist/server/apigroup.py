@@ -39,12 +39,12 @@ class APIGroupInfo:
         C{create}, see L{RESTResourceHandlers}; upstream C{LegacyBindingREST}).
     @ivar key_roots: storage key roots differing from C{/registry/<resource>}.
     @ivar return_deleted: resources whose delete answers with the object.
-    @ivar converters: resources stored in another version (shared keys with the
-        storage version's group-version): C{{resource: VersionConverter}}, see
-        L{kubetwist.registry.generic.versioned}.
     @ivar store_classes: resources whose Store is a subclass serving fewer verbs (upstream's
         per-resource REST types, e.g. namespaces without C{deletecollection}):
         C{{resource: Store subclass}}.
+    @ivar converters: resources stored in another version (shared keys with the
+        storage version's group-version): C{{resource: VersionConverter}}, see
+        L{kubetwist.registry.generic.versioned}.
     """
 
     group: str
@@ -53,8 +53,8 @@ class APIGroupInfo:
     strategies: dict[str, Strategy]
     key_roots: dict[str, str] = field(default_factory=dict)
     return_deleted: set[str] = field(default_factory=set)
-    converters: dict[str, Any] = field(default_factory=dict)
     store_classes: dict[str, type] = field(default_factory=dict)
+    converters: dict[str, Any] = field(default_factory=dict)
 
 
 def patch_meta_for(group: str, kind: str, version: str | None = None) -> Any:
