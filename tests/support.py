@@ -68,8 +68,8 @@ SA_ISSUER = "https://kubernetes.default.svc.cluster.local"
 
 def service_account_token_config() -> Any:
     """The L{ServiceAccountTokenConfig} of the test chain (the fixed key, L{SA_ISSUER})."""
-    from kubetwist.registry.core.serviceaccount_token import ServiceAccountTokenConfig
     from kubetwist.authentication.serviceaccount_keys import private_key_from_bytes
+    from kubetwist.registry.core.serviceaccount_token import ServiceAccountTokenConfig
 
     key = private_key_from_bytes(SA_SIGNING_KEY_PEM)
     return ServiceAccountTokenConfig(issuer=SA_ISSUER, signing_key=key,
