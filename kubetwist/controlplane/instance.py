@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from kubetwist.admission import registry as admission_registry
 from kubetwist.admission.chain import AdmissionChain
-from kubetwist.apis.certificates.csr import CSRRequestor
+from kubetwist.admission.plugins.csrrequestor import CSRRequestor
 from kubetwist.authentication.serviceaccount import install_openid_routes
 from kubetwist.controlplane.namespace import NamespaceController
 from kubetwist.registry.core.allocator import IPAllocator, PortAllocator

@@ -10,7 +10,8 @@ C{pkg/printers/internalversion/printers.go}.
 C{certificates/v1} has no defaulting functions upstream.  C{spec.request} and
 C{status.certificate} are Go C{[]byte}: base64 text in JSON, checked when the body is decoded.
 
-The requesting user is not visible to a L{Strategy}; L{CSRRequestor}, an admission plugin,
+The requesting user is not visible to a L{Strategy}; L{CSRRequestor
+<kubetwist.admission.plugins.csrrequestor.CSRRequestor>}, an admission step,
 carries it from the request to L{prepare_csr_for_create} (see there).
 """
 
@@ -25,9 +26,8 @@ from typing import Any
 from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-from zope.interface import implementer
 
-from kubetwist.admission.interfaces import IMutationInterface
+from kubetwist.admission.plugins.csrrequestor import REQUESTOR_KEY
 from kubetwist.apimachinery.field import (
     FieldError,
     Path,
@@ -56,7 +56,6 @@ __all__ = [
     "CSR_TABLE",
     "LEGACY_UNKNOWN_SIGNER_NAME",
     "STATUS_STRATEGY",
-    "CSRRequestor",
     "csr_condition_summary",
     "default_csr",
     "parse_csr",
@@ -87,9 +86,6 @@ ALL_VALID_USAGES = sorted([
 _TRUE_ONLY_TYPES = ("Approved", "Denied", "Failed")
 _ALL_STATUS_VALUES = ["False", "True", "Unknown"]
 
-#: Where L{CSRRequestor} leaves the requesting user for L{prepare_csr_for_create}; never
-#: stored (prepare always removes it) and not a JSON name a client can send on purpose.
-REQUESTOR_KEY = "\x00requestor"
 
 _DNS1123_SUBDOMAIN_MAX = 253
 _DNS1123_LABEL_MAX = 63
@@ -484,8 +480,8 @@ def validate_csr_approval_update(new: dict, old: dict) -> list[FieldError]:
 def prepare_csr_for_create(csr: dict) -> None:
     """
     Upstream C{csrStrategy.PrepareForCreate}: C{spec.username}, C{uid}, C{groups} and
-    C{extra} are replaced by the requesting user's (left by L{CSRRequestor}; cleared when no
-    user is known); C{status} is emptied (no pre-approved requests).
+    C{extra} are replaced by the requesting user's (left by the CSRRequestor admission
+    step; cleared when no user is known); C{status} is emptied (no pre-approved requests).
     """
     user = csr.pop(REQUESTOR_KEY, None)
     spec = csr.get("spec")
@@ -673,30 +669,3 @@ APPROVAL_STRATEGY = Strategy(
     field_attrs=_csr_fields,
     table=CSR_TABLE,
 )
-
-
-@implementer(IMutationInterface)
-class CSRRequestor:
-    """
-    An admission step (mutating, CREATE of C{certificatesigningrequests.certificates.k8s.io}
-    only) that hands the requesting user to L{prepare_csr_for_create}: upstream's strategy
-    reads it from the request context, which kubetwist's strategies do not see.
-
-    Put it last in the chain: the key it adds is removed again by the strategy.
-    """
-
-    name = "CertificateSigningRequestRequestor"
-
-    def handles(self, operation: str) -> bool:
-        """Only creates carry a requestor."""
-        return operation == "CREATE"
-
-    async def admit(self, attrs: Any) -> None:
-        """Attach C{attrs.user} (a L{UserInfo <kubetwist.authentication.user.UserInfo>} or
-        L{None}) to the new object."""
-        spec = attrs.spec
-        if getattr(spec, "group", None) != GROUP \
-                or getattr(spec, "resource", None) != "certificatesigningrequests" \
-                or attrs.subresource or attrs.object is None:
-            return
-        attrs.object[REQUESTOR_KEY] = attrs.user
