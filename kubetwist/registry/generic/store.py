@@ -26,6 +26,10 @@ from kubetwist.registry.rest import ResourceSpec, Strategy
 from kubetwist.runtime import errors
 from kubetwist.storage import interfaces as st
 
+#: Upstream C{maxNameGenerationCreateAttempts}: how many names a create with C{generateName}
+#: tries before answering 409 AlreadyExists.
+MAX_NAME_GENERATION_CREATE_ATTEMPTS = 8
+
 #: An admission hook: C{(operation, obj, old) -> Awaitable[None]}; may mutate C{obj}, may raise.
 AdmissionFunc = Callable[[str, dict, Optional[dict]], Awaitable[None]]
 
@@ -128,6 +132,8 @@ class Store:
         self.key_root = key_root or f"/registry/{spec.resource}"
         self.return_deleted_object = return_deleted_object
         self.decorator = decorator
+        #: upstream C{names.SimpleNameGenerator}: C{generateName -> name} (tests inject one)
+        self.name_generator: Callable[[str], str] = generate_name
         #: hooks run after a successful write (allocators, controllers): (obj) -> None
         self.after_create: list[Callable[[dict], Any]] = []
         self.after_delete: list[Callable[[dict], Any]] = []
@@ -286,7 +292,7 @@ class Store:
         meta.pop("selfLink", None)
         meta.pop("resourceVersion", None)
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = generate_name(meta["generateName"])
+            meta["name"] = self.name_generator(meta["generateName"])
         self.strategy.prepare_for_create(obj)
         meta = obj["metadata"]
         errs = self.strategy.validate(obj)
@@ -315,6 +321,24 @@ class Store:
             if isinstance(obj.get("metadata"), dict) else None
         await admission.mutate("CREATE", obj, None)
         self._name_errors(obj)
+        meta = obj["metadata"]
+        if not (meta.get("generateName") and not meta.get("name")):
+            return await self._create(namespace, obj, admission, dry_run, given_rv)
+        # upstream createWithGenerateNameRetry (RetryGenerateName, GA in v1.32): a generated
+        # name that exists is generated again, each attempt on a fresh copy
+        for attempt in range(MAX_NAME_GENERATION_CREATE_ATTEMPTS):
+            try:
+                return await self._create(namespace, copy.deepcopy(obj), admission, dry_run,
+                                          given_rv)
+            except errors.StatusError as e:
+                if e.status.get("reason") != "AlreadyExists" \
+                        or attempt == MAX_NAME_GENERATION_CREATE_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _create(self, namespace: str, obj: dict, admission: Admission, dry_run: bool,
+                      given_rv: Optional[str]) -> dict:
+        """One attempt of upstream C{Store.create}: hooks, name, prepare, validate, store."""
         # upstream BeginCreate (allocations) runs before BeforeCreate (prepare, validate)
         for hook in self.before_create:
             await hook(obj, dry_run)
@@ -327,26 +351,52 @@ class Store:
             raise
         await admission.validate("CREATE", obj, None)
         name = obj["metadata"]["name"]
+        key = self.key(namespace, name)
         if dry_run:
             # a dry run still refuses a name that exists, as the storage create would
-            existing = await self.storage.get(self.key(namespace, name), ignore_not_found=True)
+            existing = await self._get_or_none(key)
             if existing is not None:
-                raise errors.new_already_exists(self.spec.group, self.spec.resource, name)
+                raise self._already_exists(obj, existing)
             return obj
         if given_rv and given_rv != "0":
             # upstream's etcd3 store refuses this with a plain error: a 500 to the client
             raise errors.new_internal_error(
                 "resourceVersion should not be set on objects to be created")
         try:
-            out = await self.storage.create(self.key(namespace, name), obj)
+            out = await self.storage.create(key, obj)
         except Exception as e:
             for hook in self.after_delete:
                 # roll back side allocations made by before_create hooks
                 await _maybe_await(hook(obj))
-            raise interpret_storage_error(e, self.spec, name) from None
+            if not isinstance(e, st.KeyExistsError):
+                raise interpret_storage_error(e, self.spec, name) from None
+            try:
+                existing = await self.storage.get(key, ignore_not_found=True)
+            except Exception:
+                existing = None
+            raise self._already_exists(obj, existing) from None
         for hook in self.after_create:
             await _maybe_await(hook(out))
         return self._typed(out)
+
+    def _already_exists(self, obj: dict, existing: Optional[dict]) -> errors.StatusError:
+        """
+        The 409 C{AlreadyExists} of a create whose key exists: upstream
+        C{InterpretCreateError}, C{rest.CheckGeneratedNameError} (when the object has a
+        C{generateName}: C{configmaps "x" already exists, the server was not able to generate
+        a unique name for the object}, C{retryAfterSeconds: 1}) and the C{object is being
+        deleted: } prefix when C{existing} carries a C{deletionTimestamp}.
+        """
+        meta = obj["metadata"]
+        name = meta.get("name", "")
+        if meta.get("generateName"):
+            err = errors.new_generate_name_conflict(self.spec.group, self.spec.resource, name)
+        else:
+            err = errors.new_already_exists(self.spec.group, self.spec.resource, name)
+        if existing is not None and (existing.get("metadata") or {}).get("deletionTimestamp"):
+            err.status["message"] = f"object is being deleted: {err.status['message']}"
+            err = errors.StatusError(err.status)
+        return err
 
     # --- update ------------------------------------------------------------------------------
     async def update(
@@ -409,11 +459,14 @@ class Store:
             rv = new_meta.get("resourceVersion", "")
             if not rv:
                 if not self.strategy.allow_unconditional_update:
+                    # upstream names the resource where the kind goes (its TODO, #18526)
                     raise errors.new_invalid(
-                        self.spec.group, self.spec.kind, name,
-                        [fielderr.invalid("metadata.resourceVersion", 0,
-                                          "must be specified for an update")],
+                        self.spec.group, self.spec.resource, name,
+                        [_Uint64Invalid("Invalid", "metadata.resourceVersion", 0,
+                                        "must be specified for an update")],
                     )
+                # upstream doUnconditionalUpdate: the object takes the stored version
+                new_meta["resourceVersion"] = old_meta.get("resourceVersion", "")
             elif rv != old_meta.get("resourceVersion"):
                 raise errors.new_conflict(
                     self.spec.group, self.spec.resource, name,
@@ -656,6 +709,17 @@ class Store:
                 if e.code != 404:
                     raise
         return listed
+
+
+class _Uint64Invalid(fielderr.FieldError):
+    """A field error whose bad value is a Go C{uint64}: upstream's C{ErrorBody} prints it
+    with C{%#v}, in hexadecimal (C{Invalid value: 0x0})."""
+
+    def body(self) -> str:
+        text = f"Invalid value: {self.bad_value:#x}"
+        if self.detail:
+            text = f"{text}: {self.detail}"
+        return text
 
 
 class _AlreadyDeleting(Exception):
