@@ -153,12 +153,16 @@ class SQLiteCompactionTests(TestCase):
         """The CAS on the key's version, its value and version surviving a reopen."""
         store = await self.open()
         await store.create("/registry/pods/ns/a", pod("a"))
-        self.assertEqual(await store.compact_txn(0, 0), CompactTxnResult(True, 1, 2, 0))
-        self.assertEqual(await store.compact_txn(0, 9), CompactTxnResult(False, 1, 2, 0))
-        self.assertEqual(await store.compact_txn(1, 2), CompactTxnResult(True, 2, 2, 2))
+        # a successful put takes a revision, as etcd's; a lost compare does not
+        self.assertEqual(await store.compact_txn(0, 0), CompactTxnResult(True, 1, 3, 0))
+        self.assertEqual(await store.compact_txn(0, 9), CompactTxnResult(False, 1, 3, 0))
+        self.assertEqual(await store.compact_txn(1, 3), CompactTxnResult(True, 2, 4, 3))
+        self.assertEqual(await store.current_revision(), 4)
+        created = await store.create("/registry/pods/ns/b", pod("b"))
+        self.assertEqual(created["metadata"]["resourceVersion"], "5")
         await store.stop()
         reopened = await self.open(self.path)
-        self.assertEqual(await reopened.compact_txn(1, 5), CompactTxnResult(False, 2, 2, 2))
+        self.assertEqual(await reopened.compact_txn(1, 5), CompactTxnResult(False, 2, 5, 3))
         self.assertEqual(COMPACT_REV_KEY, "compact_rev_key")
 
     async def test_service_compacts_store(self):
