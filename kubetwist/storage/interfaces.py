@@ -79,6 +79,22 @@ class InvalidContinueError(StorageError):
     """A continue token that cannot be decoded; the API answers 400 BadRequest."""
 
 
+class InternalError(StorageError):
+    """
+    Upstream C{storage.InternalError}: a value read from (or written to) the backend could not
+    be transformed (decrypted, decoded).  C{str()} is the bare C{reason}, as upstream's
+    C{InternalError.Error()}; the API answers 500 C{InternalError}
+    (C{Internal error occurred: <reason>}, upstream C{storeerr.Interpret*Error}).
+    """
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(key, message=reason)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 # --- requests and results ---------------------------------------------------------------------
 
 @dataclass(frozen=True)

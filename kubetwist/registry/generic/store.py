@@ -99,6 +99,8 @@ def interpret_storage_error(err: Exception, spec: ResourceSpec, name: str) -> Ex
         return errors.new_bad_request(str(err))
     if isinstance(err, st.UnreachableError):
         return errors.new_service_unavailable(str(err) or "storage is unreachable")
+    if isinstance(err, st.InternalError):
+        return errors.new_internal_error(str(err))
     return err
 
 
