@@ -109,7 +109,8 @@ class CompactorLoopTests(SynchronousTestCase):
         self.clock.advance(300)
         self.assertEqual((self.service.version, self.service.revision), (0, 0))
         self.assertEqual(
-            [e["reason"] for e in logged if e.get("log_format", "").startswith("{name}: compaction failed")],
+            [e["reason"] for e in logged
+             if e.get("activity") == "compaction" and e.get("name") == "scripted"],
             ["etcd: down"],
         )
         self.clock.advance(300)
