@@ -19,6 +19,7 @@ from zope.interface.verify import verifyObject
 
 from kubetwist.storage.compaction import (
     COMPACT_REV_KEY,
+    DEFAULT_COMPACTION_INTERVAL,
     CompactorService,
     CompactTxnResult,
     ICompactable,
@@ -233,3 +234,38 @@ class EtcdTwoCompactorsTests(EtcdTestMixin, TestCase):
         watch.subscribe(events.append)
         await watch.done
         self.assertEqual([(e.type, e.object["code"]) for e in events], [("ERROR", 410)])
+
+
+class DefaultScheduleTests(TestCase):
+    """C{twistd kubeapi} compacts by default, every 5 minutes, as kube-apiserver."""
+
+    def test_default_flag(self):
+        """C{--etcd-compaction-interval} defaults to upstream's 5m0s."""
+        from kubetwist.tap import Options
+
+        options = Options()
+        options.parseOptions([])
+        self.assertEqual(options["etcd-compaction-interval"], DEFAULT_COMPACTION_INTERVAL)
+        self.assertEqual(DEFAULT_COMPACTION_INTERVAL, 300.0)
+
+    async def test_server_runs_compactor(self):
+        """The server's storage gets a running compactor child on the same backend, whose
+        first round is one interval after start."""
+        from kubetwist.server.run import KubeAPIService
+        from kubetwist.tap import Options
+
+        options = Options()
+        options.parseOptions([f"--data-dir={self.mktemp()}"])
+        service = KubeAPIService(reactor, dict(options), "v1.32.0")
+        storage = service.build_storage()
+        self.addCleanup(storage.stop)
+        await storage.ready
+        compactor = service.compactor
+        self.assertIs(compactor.parent, service)
+        self.assertIs(compactor.storage, storage)
+        self.assertEqual(compactor.interval, 300.0)
+        compactor.startService()
+        self.addCleanup(compactor.stopService)
+        [call] = [c for c in reactor.getDelayedCalls() if c.func == compactor._tick]
+        delay = call.getTime() - reactor.seconds()
+        self.assertTrue(295 < delay <= 300, delay)
