@@ -61,7 +61,16 @@ class ResourceVersionExpiredError(StorageError):
     """
     A resourceVersion older than the oldest retained revision (compacted); the API answers
     410 C{Expired} with C{message} (C{too old resource version: 5 (12)}).
+
+    @ivar continue_token: for a list continued from a compacted revision, the token that lists
+        the rest at the latest revision (upstream C{handleCompactedErrorForPaging}: its
+        C{rv} is -1); the API puts it in the Status's C{metadata.continue}.  C{""} otherwise.
     """
+
+    def __init__(self, key: str = "", revision: int = 0, message: str = "",
+                 continue_token: str = "") -> None:
+        super().__init__(key, revision, message)
+        self.continue_token = continue_token
 
 
 class TooLargeResourceVersionError(StorageError):

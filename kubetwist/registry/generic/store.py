@@ -84,7 +84,11 @@ def interpret_storage_error(err: Exception, spec: ResourceSpec, name: str) -> Ex
     if isinstance(err, st.InvalidObjError):
         return errors.new_conflict(g, r, name, str(err))
     if isinstance(err, st.ResourceVersionExpiredError):
-        return errors.new_resource_expired(str(err))
+        expired = errors.new_resource_expired(str(err))
+        if err.continue_token:
+            # upstream: the 410 for a compacted continue carries a token for the rest
+            expired.status["metadata"] = {"continue": err.continue_token}
+        return expired
     if isinstance(err, st.TooLargeResourceVersionError):
         e = errors.make_status(
             504, "Timeout",
@@ -223,12 +227,7 @@ class Store:
                 predicate=options.predicate,
             )
         except Exception as e:
-            error = interpret_storage_error(e, self.spec, "")
-            token = getattr(e, "continue_token", "")
-            if token and isinstance(error, errors.StatusError):
-                # upstream: the 410 for a compacted continue carries a token for the rest
-                error.status["metadata"] = {"continue": token}
-            raise error from None
+            raise interpret_storage_error(e, self.spec, "") from None
         items = []
         for item in result.items:
             it = {k: v for k, v in item.items() if k not in ("apiVersion", "kind")}
