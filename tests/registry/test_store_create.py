@@ -115,3 +115,48 @@ class GenerateNameTests(SynchronousTestCase):
                                    errors.StatusError).value
         self.assertEqual(err.status["message"],
                          'object is being deleted: configmaps "fin" already exists')
+
+
+class BeginCreateRollbackTests(SynchronousTestCase):
+    """Allocations of the C{before_create} hooks are undone (the C{after_delete} hooks run)
+    whenever the create fails after them, as upstream's C{finishCreate(ctx, false)}."""
+
+    def setUp(self) -> None:
+        self.clock = FakeReactorClock()
+        self.storage = SQLiteStorage(self.clock, ":memory:", threadpool=InlinePool())
+        self.cms = Store(_spec(core.RESOURCES, "configmaps"), core.STRATEGIES["configmaps"],
+                         self.storage, self.clock)
+        self.events: list[tuple[str, str]] = []
+
+        async def allocate(obj, dry_run):
+            self.events.append(("allocate", obj["metadata"].get("name", "")))
+
+        self.cms.before_create.append(allocate)
+        self.cms.after_delete.append(
+            lambda obj: self.events.append(("release", obj["metadata"]["name"])))
+        self.cms.after_create.append(
+            lambda obj: self.events.append(("created", obj["metadata"]["name"])))
+
+    def create(self, name: str, admission=None) -> Deferred:
+        from kubetwist.registry.generic.store import NO_ADMISSION
+
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+        return Deferred.fromCoroutine(self.cms.create("default", body,
+                                                      admission or NO_ADMISSION))
+
+    def test_refused_by_validating_admission(self):
+        """A validating admission refusal releases what the hooks allocated."""
+        from kubetwist.registry.generic.store import Admission
+
+        async def refuse(operation, obj, old):
+            raise errors.new_forbidden("", "configmaps", obj["metadata"]["name"], "no")
+
+        self.failureResultOf(self.create("a", Admission(validate=refuse)), errors.StatusError)
+        self.assertEqual(self.events, [("allocate", "a"), ("release", "a")])
+
+    def test_already_exists(self):
+        """A name clash releases them too; a success keeps them."""
+        self.successResultOf(self.create("a"))
+        self.failureResultOf(self.create("a"), errors.StatusError)
+        self.assertEqual(self.events, [("allocate", "a"), ("created", "a"),
+                                       ("allocate", "a"), ("release", "a")])

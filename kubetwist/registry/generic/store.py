@@ -340,16 +340,26 @@ class Store:
     async def _create(self, namespace: str, obj: dict, admission: Admission, dry_run: bool,
                       given_rv: Optional[str]) -> dict:
         """One attempt of upstream C{Store.create}: hooks, name, prepare, validate, store."""
-        # upstream BeginCreate (allocations) runs before BeforeCreate (prepare, validate)
+        # upstream BeginCreate (allocations) runs before BeforeCreate (prepare, validate); its
+        # finish function undoes them when anything after it fails (finishCreate(ctx, false))
         for hook in self.before_create:
             await hook(obj, dry_run)
         try:
-            self._before_create(namespace, obj)
+            out = await self._create_begun(namespace, obj, admission, dry_run, given_rv)
         except Exception:
             if not dry_run:
                 for hook in self.after_delete:
                     await _maybe_await(hook(obj))
             raise
+        if dry_run:
+            return out
+        for hook in self.after_create:
+            await _maybe_await(hook(out))
+        return self._typed(out)
+
+    async def _create_begun(self, namespace: str, obj: dict, admission: Admission,
+                            dry_run: bool, given_rv: Optional[str]) -> dict:
+        self._before_create(namespace, obj)
         await admission.validate("CREATE", obj, None)
         name = obj["metadata"]["name"]
         key = self.key(namespace, name)
@@ -364,21 +374,15 @@ class Store:
             raise errors.new_internal_error(
                 "resourceVersion should not be set on objects to be created")
         try:
-            out = await self.storage.create(key, obj)
-        except Exception as e:
-            for hook in self.after_delete:
-                # roll back side allocations made by before_create hooks
-                await _maybe_await(hook(obj))
-            if not isinstance(e, st.KeyExistsError):
-                raise interpret_storage_error(e, self.spec, name) from None
+            return await self.storage.create(key, obj)
+        except st.KeyExistsError:
             try:
                 existing = await self.storage.get(key, ignore_not_found=True)
             except Exception:
                 existing = None
             raise self._already_exists(obj, existing) from None
-        for hook in self.after_create:
-            await _maybe_await(hook(out))
-        return self._typed(out)
+        except Exception as e:
+            raise interpret_storage_error(e, self.spec, name) from None
 
     def _already_exists(self, obj: dict, existing: Optional[dict]) -> errors.StatusError:
         """
