@@ -314,8 +314,17 @@ class Store:
         """
         Create C{obj} (already decoded and defaulted).  Fires with the stored object, typed.
 
-        @raise StatusError: 422 Invalid, 409 AlreadyExists, 400 BadRequest (namespace
-            mismatch), admission's errors.
+        Mutating admission runs once; the rest (allocation hooks, name generation, prepare,
+        validation, validating admission, the storage create) is one attempt, and a name made
+        from C{generateName} that exists is retried with a new name, up to
+        L{MAX_NAME_GENERATION_CREATE_ATTEMPTS} attempts (upstream C{Store.Create},
+        RetryGenerateName).
+
+        @raise StatusError: 422 Invalid; 409 AlreadyExists (C{configmaps "x" already exists},
+            or with C{generateName} set C{..., the server was not able to generate a unique
+            name for the object} and C{retryAfterSeconds: 1}; prefixed C{object is being
+            deleted: } when the existing object is); 400 BadRequest (namespace mismatch);
+            admission's errors.
         """
         obj = self._typed(obj)
         given_rv = (obj.get("metadata") or {}).get("resourceVersion") \
