@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.storage.test_sqlite,tests.storage.test_etcd3,tests.storage.test_cacher_contract -*-
+# -*- test-case-name: tests.storage -*-
 """
 The storage seam: upstream C{k8s.io/apiserver/pkg/storage} (C{interfaces.go}, C{errors.go}).
 

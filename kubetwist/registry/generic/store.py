@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.registry.test_store_create,tests.registry.test_store_update,tests.registry.test_store_list,tests.registry.test_store_delete -*-
+# -*- test-case-name: tests.registry -*-
 """
 The generic registry Store: upstream C{k8s.io/apiserver/pkg/registry/generic/registry/store.go}
 with C{pkg/registry/rest/{create,update,delete}.go}.
