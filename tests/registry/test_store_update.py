@@ -170,3 +170,28 @@ class UnconditionalUpdateTests(SynchronousTestCase):
             "causes": [{"reason": "FieldValueInvalid",
                         "message": "Invalid value: 0x0: must be specified for an update",
                         "field": "metadata.resourceVersion"}]})
+
+    def test_admission_sees_the_body_then_the_stored_version(self):
+        """Mutating admission sees the body as sent (no resourceVersion); validating
+        admission sees it with the stored version, as upstream (UpdatedObject, then
+        doUnconditionalUpdate, then BeforeUpdate and the validation)."""
+        from kubetwist.registry.generic.store import Admission
+
+        created = self.wait(self.cms.create("default", {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c1", "namespace": "default"}}))
+        seen = []
+
+        async def mutate(operation, obj, old):
+            seen.append(("mutate", obj["metadata"].get("resourceVersion")))
+
+        async def validate(operation, obj, old):
+            seen.append(("validate", obj["metadata"].get("resourceVersion")))
+
+        async def transform(current):
+            return {"metadata": {"name": "c1"}, "data": {"a": "1"}}
+
+        self.wait(self.cms.update("default", "c1", transform,
+                                  Admission(mutate=mutate, validate=validate)))
+        self.assertEqual(seen, [("mutate", None),
+                                ("validate", created["metadata"]["resourceVersion"])])

@@ -471,6 +471,7 @@ class Store:
                 )
             new_meta["name"] = name
             rv = new_meta.get("resourceVersion", "")
+            unconditional = False
             if not rv:
                 if not self.strategy.allow_unconditional_update:
                     # upstream names the resource where the kind goes (its TODO, #18526)
@@ -479,8 +480,7 @@ class Store:
                         [_Uint64Invalid("Invalid", "metadata.resourceVersion", 0,
                                         "must be specified for an update")],
                     )
-                # upstream doUnconditionalUpdate: the object takes the stored version
-                new_meta["resourceVersion"] = old_meta.get("resourceVersion", "")
+                unconditional = True
             elif rv != old_meta.get("resourceVersion"):
                 raise errors.new_conflict(
                     self.spec.group, self.spec.resource, name,
@@ -488,6 +488,10 @@ class Store:
                 )
             await admission.mutate("UPDATE", new, old)
             new_meta = new.setdefault("metadata", {})
+            if unconditional:
+                # upstream doUnconditionalUpdate: after mutating admission (which sees the body
+                # as sent), the object takes the stored version
+                new_meta["resourceVersion"] = old_meta.get("resourceVersion", "")
             for hook in self.before_update:
                 await hook(new, old, dry_run)
             self._before_update(new, old)
