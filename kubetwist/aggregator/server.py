@@ -113,10 +113,11 @@ STRATEGIES = {
     "apiservices": Strategy(kind="APIService", group=GROUP, namespaced=False, default=_default,
                             prepare_for_create=_prepare_create, prepare_for_update=_prepare_update,
                             validate=_validate, validate_update=lambda n, o: _validate(n),
-                            table=APISERVICE_TABLE),
+                            table=APISERVICE_TABLE, allow_unconditional_update=False),
     "apiservices/status": Strategy(kind="APIService", group=GROUP, namespaced=False,
                                    prepare_for_update=_prepare_status_update,
-                                   table=APISERVICE_TABLE),
+                                   table=APISERVICE_TABLE,
+                                   allow_unconditional_update=False),
 }
 
 

@@ -58,11 +58,12 @@ STRATEGIES = {
         default=crdv.default_crd,
         prepare_for_create=crdv.prepare_for_create, prepare_for_update=crdv.prepare_for_update,
         validate=_validate, validate_update=crdv.validate_crd_update,
-        allow_unconditional_update=True),
+        allow_unconditional_update=False),
     "customresourcedefinitions/status": Strategy(
         kind="CustomResourceDefinition", group=GROUP, namespaced=False,
         prepare_for_update=crdv.prepare_for_status_update,
-        validate_update=crdv.validate_crd_status_update),
+        validate_update=crdv.validate_crd_status_update,
+        allow_unconditional_update=False),
 }
 
 

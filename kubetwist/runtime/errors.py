@@ -110,6 +110,20 @@ def new_already_exists(group: str, resource: str, name: str) -> StatusError:
     )
 
 
+def new_generate_name_conflict(group: str, resource: str, name: str) -> StatusError:
+    """409 C{AlreadyExists} for a generated name that exists (upstream
+    C{NewGenerateNameConflict}, with C{retryAfterSeconds: 1}): C{configmaps "x" already
+    exists, the server was not able to generate a unique name for the object}."""
+    details = _details(group, resource, name)
+    details["retryAfterSeconds"] = 1
+    return make_status(
+        409, "AlreadyExists",
+        f'{group_resource_string(group, resource)} "{name}" already exists, the server was not '
+        f"able to generate a unique name for the object",
+        details,
+    )
+
+
 #: Upstream's C{OptimisticLockErrorMsg}.
 OPTIMISTIC_LOCK_ERROR_MSG = (
     "the object has been modified; please apply your changes to the latest version and try again"

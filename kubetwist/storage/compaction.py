@@ -26,11 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from twisted.application.service import Service
-from twisted.internet.defer import CancelledError, Deferred
+from twisted.internet.defer import Deferred
 from twisted.logger import Logger
-from twisted.python.failure import Failure
 from zope.interface import Attribute, Interface
+
+from kubetwist.apimachinery.wait import PeriodicService
 
 _log = Logger()
 
@@ -80,11 +80,11 @@ class ICompactable(Interface):
         """
 
 
-class CompactorService(Service):
+class CompactorService(PeriodicService):
     """
-    Upstream C{compactor.runCompactLoop} as a C{twisted.application} service: the first round
-    runs one C{interval} after L{startService}, each next one C{interval} after the previous
-    ended (a failed round is logged and the loop goes on).
+    Upstream C{compactor} (its C{runCompactLoop}) as a L{PeriodicService}: the first round runs
+    one C{interval} after L{startService}, each next one C{interval} after the previous ended
+    (a failed round is logged and the loop goes on).
 
     @param storage: an L{ICompactable} backend.
     @param clock: C{IReactorTime} the rounds are scheduled on.
@@ -96,51 +96,23 @@ class CompactorService(Service):
     """
 
     name = "storage-compactor"
+    activity = "compaction"
+    run_at_start = False
 
     def __init__(self, storage: Any, clock: Any,
                  interval: float = DEFAULT_COMPACTION_INTERVAL) -> None:
+        super().__init__(clock, interval)
         self.storage = storage
-        self.clock = clock
-        self.interval = interval
         self.version = 0
         self.revision = 0
         self.compact_revision = 0
-        self._call: Any = None
-        self._round: Deferred | None = None
 
-    def startService(self) -> None:
-        super().startService()
-        if self.interval > 0:
-            self._schedule()
+    def label(self) -> str:
+        """The backend's name (C{etcd}, C{sqlite}) in logs."""
+        return getattr(self.storage, "name", "storage")
 
-    def stopService(self) -> Any:
-        super().stopService()
-        call, self._call = self._call, None
-        if call is not None and call.active():
-            call.cancel()
-        current, self._round = self._round, None
-        if current is not None:
-            current.cancel()
-        return None
-
-    def _schedule(self) -> None:
-        self._call = self.clock.callLater(self.interval, self._tick)
-
-    def _tick(self) -> None:
-        self._call = None
-        d = self._round = Deferred.fromCoroutine(self.compact_once())
-
-        def done(result: Any) -> None:
-            if self._round is d:
-                self._round = None
-            if isinstance(result, Failure) and not result.check(CancelledError):
-                _log.error("{name}: compaction failed: {reason}",
-                           name=getattr(self.storage, "name", "storage"),
-                           reason=result.getErrorMessage())
-            if self.running:
-                self._schedule()
-
-        d.addBoth(done)
+    async def run_once(self) -> int:
+        return await self.compact_once()
 
     async def compact_once(self) -> int:
         """

@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.storage.test_contract -*-
+# -*- test-case-name: tests.storage -*-
 """
 The storage seam: upstream C{k8s.io/apiserver/pkg/storage} (C{interfaces.go}, C{errors.go}).
 
@@ -61,7 +61,16 @@ class ResourceVersionExpiredError(StorageError):
     """
     A resourceVersion older than the oldest retained revision (compacted); the API answers
     410 C{Expired} with C{message} (C{too old resource version: 5 (12)}).
+
+    @ivar continue_token: for a list continued from a compacted revision, the token that lists
+        the rest at the latest revision (upstream C{handleCompactedErrorForPaging}: its
+        C{rv} is -1); the API puts it in the Status's C{metadata.continue}.  C{""} otherwise.
     """
+
+    def __init__(self, key: str = "", revision: int = 0, message: str = "",
+                 continue_token: str = "") -> None:
+        super().__init__(key, revision, message)
+        self.continue_token = continue_token
 
 
 class TooLargeResourceVersionError(StorageError):
@@ -77,6 +86,22 @@ class UnreachableError(StorageError):
 
 class InvalidContinueError(StorageError):
     """A continue token that cannot be decoded; the API answers 400 BadRequest."""
+
+
+class InternalError(StorageError):
+    """
+    Upstream C{storage.InternalError}: a value read from (or written to) the backend could not
+    be transformed (decrypted, decoded).  C{str()} is the bare C{reason}, as upstream's
+    C{InternalError.Error()}; the API answers 500 C{InternalError}
+    (C{Internal error occurred: <reason>}, upstream C{storeerr.Interpret*Error}).
+    """
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(key, message=reason)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
 
 
 # --- requests and results ---------------------------------------------------------------------

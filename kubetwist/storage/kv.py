@@ -448,12 +448,11 @@ class KVStorageBase(ABC):
             return ResourceVersionExpiredError(
                 key_prefix, error.revision, message=LIST_EXPIRED_MESSAGE
             )
-        expired = ResourceVersionExpiredError(
-            key_prefix, error.revision, message=INCONSISTENT_CONTINUE_MESSAGE
-        )
         # upstream puts a token for the rest at the latest revision (rv -1) into the Status
-        expired.continue_token = encode_continue(start, key_prefix, -1)  # type: ignore[attr-defined]
-        return expired
+        return ResourceVersionExpiredError(
+            key_prefix, error.revision, message=INCONSISTENT_CONTINUE_MESSAGE,
+            continue_token=encode_continue(start, key_prefix, -1),
+        )
 
     def count(self, key: str) -> Deferred:
         full = self._key(key, recursive=True)

@@ -261,14 +261,15 @@ class CacherNoProgressTests(CacherTestCase):
         self.assertEqual(len(self.backend.lists), calls + 1)
 
     def test_limit_pages_continue_at_the_snapshot(self):
-        """A first page from the cache carries a token at the cache's revision; the next page
-        (from the backend) reads that same snapshot."""
+        """A first page from the cache carries a token at the cache's revision (its start key
+        begins with "/", as upstream's cacher writes it); the next page (from the backend)
+        reads that same snapshot."""
         a, b, c = self.create("a"), self.create("b"), self.create("c")
         self.successResultOf(self.cacher.start_caching("/registry/configmaps"))
         page = self.successResultOf(self.cacher.get_list("/registry/configmaps/ns/", limit=2))
         self.assertEqual((page.items, page.remaining_item_count), ([a, b], 1))
         self.assertEqual(decode_token(page.continue_token),
-                         {"v": "meta.k8s.io/v1", "rv": rv(c), "start": "b\x00"})
+                         {"v": "meta.k8s.io/v1", "rv": rv(c), "start": "/b\x00"})
         self.update("c", x="1")
         rest = self.successResultOf(self.cacher.get_list(
             "/registry/configmaps/ns/", limit=2, continue_token=page.continue_token))

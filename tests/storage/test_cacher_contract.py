@@ -22,6 +22,8 @@ from tests.storage.test_etcd3 import EtcdTestMixin
 class _CacherMixin:
     """Wraps each store in a Cacher whose pods cache runs from the start, as in a server."""
 
+    first_page_start_prefix = "/"
+
     async def wrap(self, backend) -> Cacher:
         cacher = Cacher(backend, reactor)
         self.addCleanup(cacher.stop)

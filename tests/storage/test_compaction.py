@@ -19,6 +19,7 @@ from zope.interface.verify import verifyObject
 
 from kubetwist.storage.compaction import (
     COMPACT_REV_KEY,
+    DEFAULT_COMPACTION_INTERVAL,
     CompactorService,
     CompactTxnResult,
     ICompactable,
@@ -109,7 +110,8 @@ class CompactorLoopTests(SynchronousTestCase):
         self.clock.advance(300)
         self.assertEqual((self.service.version, self.service.revision), (0, 0))
         self.assertEqual(
-            [e["reason"] for e in logged if e.get("log_format", "").startswith("{name}: compaction failed")],
+            [e["reason"] for e in logged
+             if e.get("activity") == "compaction" and e.get("name") == "scripted"],
             ["etcd: down"],
         )
         self.clock.advance(300)
@@ -153,12 +155,16 @@ class SQLiteCompactionTests(TestCase):
         """The CAS on the key's version, its value and version surviving a reopen."""
         store = await self.open()
         await store.create("/registry/pods/ns/a", pod("a"))
-        self.assertEqual(await store.compact_txn(0, 0), CompactTxnResult(True, 1, 2, 0))
-        self.assertEqual(await store.compact_txn(0, 9), CompactTxnResult(False, 1, 2, 0))
-        self.assertEqual(await store.compact_txn(1, 2), CompactTxnResult(True, 2, 2, 2))
+        # a successful put takes a revision, as etcd's; a lost compare does not
+        self.assertEqual(await store.compact_txn(0, 0), CompactTxnResult(True, 1, 3, 0))
+        self.assertEqual(await store.compact_txn(0, 9), CompactTxnResult(False, 1, 3, 0))
+        self.assertEqual(await store.compact_txn(1, 3), CompactTxnResult(True, 2, 4, 3))
+        self.assertEqual(await store.current_revision(), 4)
+        created = await store.create("/registry/pods/ns/b", pod("b"))
+        self.assertEqual(created["metadata"]["resourceVersion"], "5")
         await store.stop()
         reopened = await self.open(self.path)
-        self.assertEqual(await reopened.compact_txn(1, 5), CompactTxnResult(False, 2, 2, 2))
+        self.assertEqual(await reopened.compact_txn(1, 5), CompactTxnResult(False, 2, 5, 3))
         self.assertEqual(COMPACT_REV_KEY, "compact_rev_key")
 
     async def test_service_compacts_store(self):
@@ -228,3 +234,38 @@ class EtcdTwoCompactorsTests(EtcdTestMixin, TestCase):
         watch.subscribe(events.append)
         await watch.done
         self.assertEqual([(e.type, e.object["code"]) for e in events], [("ERROR", 410)])
+
+
+class DefaultScheduleTests(TestCase):
+    """C{twistd kubeapi} compacts by default, every 5 minutes, as kube-apiserver."""
+
+    def test_default_flag(self):
+        """C{--etcd-compaction-interval} defaults to upstream's 5m0s."""
+        from kubetwist.tap import Options
+
+        options = Options()
+        options.parseOptions([])
+        self.assertEqual(options["etcd-compaction-interval"], DEFAULT_COMPACTION_INTERVAL)
+        self.assertEqual(DEFAULT_COMPACTION_INTERVAL, 300.0)
+
+    async def test_server_runs_compactor(self):
+        """The server's storage gets a running compactor child on the same backend, whose
+        first round is one interval after start."""
+        from kubetwist.server.run import KubeAPIService
+        from kubetwist.tap import Options
+
+        options = Options()
+        options.parseOptions([f"--data-dir={self.mktemp()}"])
+        service = KubeAPIService(reactor, dict(options), "v1.32.0")
+        storage = service.build_storage()
+        self.addCleanup(storage.stop)
+        await storage.ready
+        compactor = service.compactor
+        self.assertIs(compactor.parent, service)
+        self.assertIs(compactor.storage, storage)
+        self.assertEqual(compactor.interval, 300.0)
+        compactor.startService()
+        self.addCleanup(compactor.stopService)
+        [call] = [c for c in reactor.getDelayedCalls() if c.func == compactor._tick]
+        delay = call.getTime() - reactor.seconds()
+        self.assertTrue(295 < delay <= 300, delay)

@@ -12,7 +12,8 @@ import base64
 from twisted.internet.defer import Deferred
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.storage.interfaces import Preconditions
+from kubetwist.runtime.errors import StatusError
+from kubetwist.storage.interfaces import Preconditions, StorageError
 from kubetwist.storage.kv import RawEvent
 from kubetwist.storage.sqlite import SQLiteStorage
 from kubetwist.storage.value import InternalError, parse_encryption_config
@@ -111,7 +112,10 @@ class KVTransformerTests(SynchronousTestCase):
         self.store.transformer = transformers(("key2", KEY2))
         e = self.failureResultOf(self.store.get("/secrets/ns/a"), InternalError).value
         self.assertEqual(str(e), "no matching key was found for the provided AES transformer")
-        self.assertEqual(e.status["code"], 500)
+        # a storage error: the registry, not the storage, makes it the API's 500
+        self.assertIsInstance(e, StorageError)
+        self.assertNotIsInstance(e, StatusError)
+        self.assertEqual(e.key, "/registry/secrets/ns/a")
         e = self.failureResultOf(self.store.get_list("/secrets/ns"), InternalError).value
         self.assertEqual(str(e), 'unable to transform key "/registry/secrets/ns/a": no matching '
                                  "key was found for the provided AES transformer")

@@ -251,6 +251,7 @@ VALIDATING_WEBHOOK_STRATEGY = Strategy(
     validate=v.validate_validating_webhook_configuration,
     validate_update=v.validate_validating_webhook_configuration_update,
     table=WEBHOOK_TABLE,
+    allow_unconditional_update=False,  # upstream AllowUnconditionalUpdate() false
 )
 
 MUTATING_WEBHOOK_STRATEGY = Strategy(
@@ -263,6 +264,7 @@ MUTATING_WEBHOOK_STRATEGY = Strategy(
     validate=v.validate_mutating_webhook_configuration,
     validate_update=v.validate_mutating_webhook_configuration_update,
     table=WEBHOOK_TABLE,
+    allow_unconditional_update=False,  # upstream AllowUnconditionalUpdate() false
 )
 
 POLICY_STRATEGY = Strategy(
@@ -275,6 +277,7 @@ POLICY_STRATEGY = Strategy(
     validate=v.validate_policy,
     validate_update=v.validate_policy_update,
     table=POLICY_TABLE,
+    allow_unconditional_update=False,  # upstream AllowUnconditionalUpdate() false
 )
 
 POLICY_STATUS_STRATEGY = Strategy(
@@ -286,6 +289,7 @@ POLICY_STATUS_STRATEGY = Strategy(
     validate=v.validate_policy,
     validate_update=v.validate_policy_status_update,
     table=POLICY_TABLE,
+    allow_unconditional_update=False,  # upstream AllowUnconditionalUpdate() false
 )
 
 BINDING_STRATEGY = Strategy(
@@ -298,4 +302,5 @@ BINDING_STRATEGY = Strategy(
     validate=v.validate_policy_binding,
     validate_update=v.validate_policy_binding_update,
     table=BINDING_TABLE,
+    allow_unconditional_update=False,  # upstream AllowUnconditionalUpdate() false
 )

@@ -92,4 +92,5 @@ RUNTIME_CLASS_STRATEGY = Strategy(
     validate_update=validate_runtime_class_update,
     table=RUNTIME_CLASS_TABLE,
     warnings=runtime_class_warnings,
+    allow_unconditional_update=False,  # upstream AllowUnconditionalUpdate() false
 )

@@ -54,7 +54,9 @@ PDB_TABLE = TableConvertor(
 
 _PDB = dict(kind="PodDisruptionBudget", group=GROUP, default=pdb.default_pdb,
             prepare_for_create=pdb.prepare_pdb_for_create, validate=pdb.validate_pdb,
-            table=PDB_TABLE)
+            table=PDB_TABLE,
+            # upstream podDisruptionBudgetStrategy.AllowUnconditionalUpdate() is false
+            allow_unconditional_update=False)
 
 STRATEGIES: dict[str, Strategy] = {
     "poddisruptionbudgets": Strategy(**_PDB, prepare_for_update=pdb.prepare_pdb_for_update,

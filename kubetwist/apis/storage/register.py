@@ -39,17 +39,20 @@ STRATEGIES: dict[str, Strategy] = {
         prepare_for_update=v.prepare_csi_driver_for_update,
         validate=v.validate_csi_driver, validate_update=v.validate_csi_driver_update,
         table=p.CSI_DRIVER_TABLE,
+        allow_unconditional_update=False,  # upstream AllowUnconditionalUpdate() false
     ),
     "csinodes": Strategy(
         kind="CSINode", group=GROUP, namespaced=False, default=v.default_csi_node,
         validate=v.validate_csi_node, validate_update=v.validate_csi_node_update,
         table=p.CSI_NODE_TABLE,
+        allow_unconditional_update=False,  # upstream AllowUnconditionalUpdate() false
     ),
     "csistoragecapacities": Strategy(
         kind="CSIStorageCapacity", group=GROUP, default=v.default_csi_storage_capacity,
         validate=v.validate_csi_storage_capacity,
         validate_update=v.validate_csi_storage_capacity_update,
         table=p.CSI_STORAGE_CAPACITY_TABLE,
+        allow_unconditional_update=False,  # upstream AllowUnconditionalUpdate() false
     ),
     "volumeattachments": Strategy(
         kind="VolumeAttachment", group=GROUP, namespaced=False,
@@ -59,6 +62,7 @@ STRATEGIES: dict[str, Strategy] = {
         validate=v.validate_volume_attachment,
         validate_update=v.validate_volume_attachment_update,
         table=p.VOLUME_ATTACHMENT_TABLE,
+        allow_unconditional_update=False,  # upstream AllowUnconditionalUpdate() false
     ),
     "volumeattachments/status": Strategy(
         kind="VolumeAttachment", group=GROUP, namespaced=False,
@@ -67,5 +71,6 @@ STRATEGIES: dict[str, Strategy] = {
         validate=v.validate_volume_attachment,
         validate_update=v.validate_volume_attachment_update,
         table=p.VOLUME_ATTACHMENT_TABLE,
+        allow_unconditional_update=False,  # upstream AllowUnconditionalUpdate() false
     ),
 }

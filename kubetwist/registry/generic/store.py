@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.registry.test_store -*-
+# -*- test-case-name: tests.registry -*-
 """
 The generic registry Store: upstream C{k8s.io/apiserver/pkg/registry/generic/registry/store.go}
 with C{pkg/registry/rest/{create,update,delete}.go}.
@@ -26,6 +26,10 @@ from kubetwist.registry import deletion
 from kubetwist.registry.rest import IStandardStorage, ResourceSpec, Strategy
 from kubetwist.runtime import errors
 from kubetwist.storage import interfaces as st
+
+#: Upstream C{maxNameGenerationCreateAttempts}: how many names a create with C{generateName}
+#: tries before answering 409 AlreadyExists.
+MAX_NAME_GENERATION_CREATE_ATTEMPTS = 8
 
 #: An admission hook: C{(operation, obj, old) -> Awaitable[None]}; may mutate C{obj}, may raise.
 AdmissionFunc = Callable[[str, dict, Optional[dict]], Awaitable[None]]
@@ -81,7 +85,11 @@ def interpret_storage_error(err: Exception, spec: ResourceSpec, name: str) -> Ex
     if isinstance(err, st.InvalidObjError):
         return errors.new_conflict(g, r, name, str(err))
     if isinstance(err, st.ResourceVersionExpiredError):
-        return errors.new_resource_expired(str(err))
+        expired = errors.new_resource_expired(str(err))
+        if err.continue_token:
+            # upstream: the 410 for a compacted continue carries a token for the rest
+            expired.status["metadata"] = {"continue": err.continue_token}
+        return expired
     if isinstance(err, st.TooLargeResourceVersionError):
         e = errors.make_status(
             504, "Timeout",
@@ -96,6 +104,8 @@ def interpret_storage_error(err: Exception, spec: ResourceSpec, name: str) -> Ex
         return errors.new_bad_request(str(err))
     if isinstance(err, st.UnreachableError):
         return errors.new_service_unavailable(str(err) or "storage is unreachable")
+    if isinstance(err, st.InternalError):
+        return errors.new_internal_error(str(err))
     return err
 
 
@@ -130,6 +140,8 @@ class Store:
         self.key_root = key_root or f"/registry/{spec.resource}"
         self.return_deleted_object = return_deleted_object
         self.decorator = decorator
+        #: upstream C{names.SimpleNameGenerator}: C{generateName -> name} (tests inject one)
+        self.name_generator: Callable[[str], str] = generate_name
         #: hooks run after a successful write (allocators, controllers): (obj) -> None
         self.after_create: list[Callable[[dict], Any]] = []
         self.after_delete: list[Callable[[dict], Any]] = []
@@ -217,12 +229,7 @@ class Store:
                 predicate=options.predicate,
             )
         except Exception as e:
-            error = interpret_storage_error(e, self.spec, "")
-            token = getattr(e, "continue_token", "")
-            if token and isinstance(error, errors.StatusError):
-                # upstream: the 410 for a compacted continue carries a token for the rest
-                error.status["metadata"] = {"continue": token}
-            raise error from None
+            raise interpret_storage_error(e, self.spec, "") from None
         items = []
         for item in result.items:
             it = {k: v for k, v in item.items() if k not in ("apiVersion", "kind")}
@@ -288,7 +295,7 @@ class Store:
         meta.pop("selfLink", None)
         meta.pop("resourceVersion", None)
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = generate_name(meta["generateName"])
+            meta["name"] = self.name_generator(meta["generateName"])
         self.strategy.prepare_for_create(obj)
         meta = obj["metadata"]
         errs = self.strategy.validate(obj)
@@ -309,46 +316,103 @@ class Store:
         """
         Create C{obj} (already decoded and defaulted).  Fires with the stored object, typed.
 
-        @raise StatusError: 422 Invalid, 409 AlreadyExists, 400 BadRequest (namespace
-            mismatch), admission's errors.
+        Mutating admission runs once; the rest (allocation hooks, name generation, prepare,
+        validation, validating admission, the storage create) is one attempt, and a name made
+        from C{generateName} that exists is retried with a new name, up to
+        L{MAX_NAME_GENERATION_CREATE_ATTEMPTS} attempts (upstream C{Store.Create},
+        RetryGenerateName).
+
+        @raise StatusError: 422 Invalid; 409 AlreadyExists (C{configmaps "x" already exists},
+            or with C{generateName} set C{..., the server was not able to generate a unique
+            name for the object} and C{retryAfterSeconds: 1}; prefixed C{object is being
+            deleted: } when the existing object is); 400 BadRequest (namespace mismatch);
+            admission's errors.
         """
         obj = self._typed(obj)
         given_rv = (obj.get("metadata") or {}).get("resourceVersion") \
             if isinstance(obj.get("metadata"), dict) else None
         await admission.mutate("CREATE", obj, None)
         self._name_errors(obj)
-        # upstream BeginCreate (allocations) runs before BeforeCreate (prepare, validate)
+        meta = obj["metadata"]
+        if not (meta.get("generateName") and not meta.get("name")):
+            return await self._create(namespace, obj, admission, dry_run, given_rv)
+        # upstream createWithGenerateNameRetry (RetryGenerateName, GA in v1.32): a generated
+        # name that exists is generated again, each attempt on a fresh copy
+        for attempt in range(MAX_NAME_GENERATION_CREATE_ATTEMPTS):
+            try:
+                return await self._create(namespace, copy.deepcopy(obj), admission, dry_run,
+                                          given_rv)
+            except errors.StatusError as e:
+                if e.status.get("reason") != "AlreadyExists" \
+                        or attempt == MAX_NAME_GENERATION_CREATE_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _create(self, namespace: str, obj: dict, admission: Admission, dry_run: bool,
+                      given_rv: Optional[str]) -> dict:
+        """One attempt of upstream C{Store.create}: hooks, name, prepare, validate, store."""
+        # upstream BeginCreate (allocations) runs before BeforeCreate (prepare, validate); its
+        # finish function undoes them when anything after it fails (finishCreate(ctx, false))
         for hook in self.before_create:
             await hook(obj, dry_run)
         try:
-            self._before_create(namespace, obj)
+            out = await self._create_begun(namespace, obj, admission, dry_run, given_rv)
         except Exception:
             if not dry_run:
                 for hook in self.after_delete:
                     await _maybe_await(hook(obj))
             raise
+        if dry_run:
+            return out
+        for hook in self.after_create:
+            await _maybe_await(hook(out))
+        return self._typed(out)
+
+    async def _create_begun(self, namespace: str, obj: dict, admission: Admission,
+                            dry_run: bool, given_rv: Optional[str]) -> dict:
+        self._before_create(namespace, obj)
         await admission.validate("CREATE", obj, None)
         name = obj["metadata"]["name"]
+        key = self.key(namespace, name)
         if dry_run:
             # a dry run still refuses a name that exists, as the storage create would
-            existing = await self.storage.get(self.key(namespace, name), ignore_not_found=True)
+            existing = await self._get_or_none(key)
             if existing is not None:
-                raise errors.new_already_exists(self.spec.group, self.spec.resource, name)
+                raise self._already_exists(obj, existing)
             return obj
         if given_rv and given_rv != "0":
             # upstream's etcd3 store refuses this with a plain error: a 500 to the client
             raise errors.new_internal_error(
                 "resourceVersion should not be set on objects to be created")
         try:
-            out = await self.storage.create(self.key(namespace, name), obj)
+            return await self.storage.create(key, obj)
+        except st.KeyExistsError:
+            try:
+                existing = await self.storage.get(key, ignore_not_found=True)
+            except Exception:
+                existing = None
+            raise self._already_exists(obj, existing) from None
         except Exception as e:
-            for hook in self.after_delete:
-                # roll back side allocations made by before_create hooks
-                await _maybe_await(hook(obj))
             raise interpret_storage_error(e, self.spec, name) from None
-        for hook in self.after_create:
-            await _maybe_await(hook(out))
-        return self._typed(out)
+
+    def _already_exists(self, obj: dict, existing: Optional[dict]) -> errors.StatusError:
+        """
+        The 409 C{AlreadyExists} of a create whose key exists: upstream
+        C{InterpretCreateError}, C{rest.CheckGeneratedNameError} (when the object has a
+        C{generateName}: C{configmaps "x" already exists, the server was not able to generate
+        a unique name for the object}, C{retryAfterSeconds: 1}) and the C{object is being
+        deleted: } prefix when C{existing} carries a C{deletionTimestamp}.
+        """
+        meta = obj["metadata"]
+        name = meta.get("name", "")
+        if meta.get("generateName"):
+            err = errors.new_generate_name_conflict(self.spec.group, self.spec.resource, name)
+        else:
+            err = errors.new_already_exists(self.spec.group, self.spec.resource, name)
+        if existing is not None and (existing.get("metadata") or {}).get("deletionTimestamp"):
+            err.status["message"] = f"object is being deleted: {err.status['message']}"
+            err = errors.StatusError(err.status)
+        return err
 
     # --- update ------------------------------------------------------------------------------
     async def update(
@@ -409,13 +473,16 @@ class Store:
                 )
             new_meta["name"] = name
             rv = new_meta.get("resourceVersion", "")
+            unconditional = False
             if not rv:
                 if not self.strategy.allow_unconditional_update:
+                    # upstream names the resource where the kind goes (its TODO, #18526)
                     raise errors.new_invalid(
-                        self.spec.group, self.spec.kind, name,
-                        [fielderr.invalid("metadata.resourceVersion", 0,
-                                          "must be specified for an update")],
+                        self.spec.group, self.spec.resource, name,
+                        [_Uint64Invalid("Invalid", "metadata.resourceVersion", 0,
+                                        "must be specified for an update")],
                     )
+                unconditional = True
             elif rv != old_meta.get("resourceVersion"):
                 raise errors.new_conflict(
                     self.spec.group, self.spec.resource, name,
@@ -423,6 +490,10 @@ class Store:
                 )
             await admission.mutate("UPDATE", new, old)
             new_meta = new.setdefault("metadata", {})
+            if unconditional:
+                # upstream doUnconditionalUpdate: after mutating admission (which sees the body
+                # as sent), the object takes the stored version
+                new_meta["resourceVersion"] = old_meta.get("resourceVersion", "")
             for hook in self.before_update:
                 await hook(new, old, dry_run)
             self._before_update(new, old)
@@ -658,6 +729,17 @@ class Store:
                 if e.code != 404:
                     raise
         return listed
+
+
+class _Uint64Invalid(fielderr.FieldError):
+    """A field error whose bad value is a Go C{uint64}: upstream's C{ErrorBody} prints it
+    with C{%#v}, in hexadecimal (C{Invalid value: 0x0})."""
+
+    def body(self) -> str:
+        text = f"Invalid value: {self.bad_value:#x}"
+        if self.detail:
+            text = f"{text}: {self.detail}"
+        return text
 
 
 class _AlreadyDeleting(Exception):

@@ -536,7 +536,10 @@ class Cacher:
         token = ""
         remaining: int | None = None
         if has_more:
-            token = encode_continue(last_key + "\x00", full, read_rv)
+            # upstream's cacher encodes against the Store's key root, which has no trailing
+            # slash: its tokens' start keys begin with "/" (etcd's do not); both decode alike
+            token = encode_continue(last_key + "\x00", full.rstrip("/") if recursive else full,
+                                    read_rv)
             if predicate.empty():
                 remaining = len(keys) - limit
         selected = [copy_object(obj) for obj in items]

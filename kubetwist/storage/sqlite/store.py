@@ -440,6 +440,14 @@ class SQLiteStorage(KVStorageBase):
                 return CompactTxnResult(False, version, current, meta.get(COMPACT_REV_KEY, 0))
             self._db_set_meta(cur, COMPACT_REV_KEY, revision)
             self._db_set_meta(cur, _COMPACT_VERSION_KEY, version + 1)
+            # the put of compact_rev_key takes a revision of the log, as in etcd (no event: the
+            # key is outside every watched prefix), so an idle store still moves on and a list
+            # at the revision of one round ago is compacted at the next
+            current += 1
+            if cur.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'kine'",
+                           (current,)).rowcount == 0:
+                cur.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('kine', ?)",
+                            (current,))
             cur.execute("COMMIT")
         except BaseException:
             if self._conn is not None and self._conn.in_transaction:
@@ -564,8 +572,8 @@ class SQLiteStorage(KVStorageBase):
     def compact_txn(self, expected_version: int, revision: int) -> Deferred:
         """
         L{ICompactable.compact_txn} on C{kine_meta}: the compare-and-put of upstream's
-        C{compact_rev_key} (its value and version are two rows; unlike etcd the write takes
-        no revision of the log).
+        C{compact_rev_key} (its value and version are two rows); a successful put takes one
+        revision of the log, as etcd's does (the revision has no row and no event).
         """
         return self._run(self._db_compact_txn, expected_version, revision)
 

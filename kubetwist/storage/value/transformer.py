@@ -18,8 +18,7 @@ from collections.abc import Iterable
 
 from zope.interface import Interface, implementer
 
-from kubetwist.runtime.errors import StatusError, new_internal_error
-from kubetwist.storage.interfaces import StorageError
+from kubetwist.storage.interfaces import InternalError as _StorageInternalError
 
 #: Upstream C{identity.encryptedPrefix}: reserved for encrypted values.
 ENCRYPTED_PREFIX = b"k8s:enc:"
@@ -33,30 +32,9 @@ class TransformError(Exception):
     """
 
 
-class InternalError(StorageError, StatusError):
-    """
-    Upstream C{storage.InternalError}: a value read from (or written to) the backend could not
-    be transformed.  It is a L{StorageError} for the storage layer and carries the API error the
-    registry answers with (upstream C{storeerr.Interpret*Error} -> C{apierrors.NewInternalError}):
-    500 C{InternalError}, C{Internal error occurred: <reason>}, one cause with C{<reason>}.
-
-    C{str()} is the bare C{reason}, as upstream's C{InternalError.Error()}, so code that wraps
-    any exception into C{new_internal_error(str(e))} (a watch's ERROR event) gets the same
-    Status.
-
-    @ivar key: the backend key.
-    @ivar status: the C{metav1.Status} dict of the API error.
-    """
-
-    def __init__(self, key: str, reason: str) -> None:
-        self.key = key
-        self.revision = 0
-        self._reason = reason
-        self.status = new_internal_error(reason).status
-        Exception.__init__(self, reason)
-
-    def __str__(self) -> str:
-        return self._reason
+#: Upstream C{storage.InternalError} (a storage error: the registry turns it into the API's 500
+#: C{InternalError}); defined with the other storage errors, re-exported for the transformers.
+InternalError = _StorageInternalError
 
 
 class ITransformer(Interface):
