@@ -135,6 +135,13 @@ for _first, _resolvers in list(_Loader.yaml_implicit_resolvers.items()):
     ]
 
 
+# go-yaml v2 reads any plain scalar strconv.ParseFloat accepts as a float: 1e3 too (PyYAML's
+# YAML 1.1 float needs a point)
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float",
+                              re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$"),
+                              list("-+0123456789"))
+
+
 class JSONSyntaxError(ValueError):
     """Malformed JSON; C{str()} is Go's C{encoding/json} wording."""
 
@@ -192,7 +199,7 @@ def decode_body(body: bytes, content_type: str) -> Any:
             except orjson.JSONDecodeError:
                 pass
         try:
-            return yaml.load(body, Loader=_Loader)
+            return _yaml_numbers(yaml.load(body, Loader=_Loader))
         except yaml.YAMLError as e:
             raise errors.new_bad_request(
                 f"error converting YAML to JSON: {str(e).splitlines()[0]}"
@@ -200,7 +207,41 @@ def decode_body(body: bytes, content_type: str) -> Any:
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as e:
-        raise JSONSyntaxError(go_json_error(body, e)) from None
+        return _slow_json(body, e)
+
+
+def _slow_json(body: bytes, err: Exception) -> Any:
+    """What orjson refuses but Go accepts (nesting past 1024 levels, numbers past a double):
+    the iterative parser; Go's C{exceeded max depth} past 10000 levels."""
+    from kubetwist.runtime import jsonparse
+
+    try:
+        return jsonparse.loads(body)
+    except jsonparse.DepthError as e:
+        raise JSONSyntaxError(str(e)) from None
+    except (ValueError, UnicodeDecodeError):
+        raise JSONSyntaxError(go_json_error(body, err)) from None
+
+
+def _yaml_numbers(doc: Any) -> Any:
+    """
+    Whole floats of a YAML document as integers (C{1.0}, C{1e3}): C{sigs.k8s.io/yaml} turns
+    YAML into JSON with Go's C{json.Marshal}, which writes a whole C{float64} below 1e21
+    without a point.  Iterative.
+    """
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) \
+            if isinstance(node, list) else ()
+        for k, v in list(items):
+            if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+                node[k] = int(v)
+            elif isinstance(v, (dict, list)):
+                stack.append(v)
+    if isinstance(doc, float) and doc.is_integer() and abs(doc) < 1e21:
+        return int(doc)
+    return doc
 
 
 def strict_body_errors(body: bytes, content_type: str, type_name: str) -> list[str]:

@@ -79,13 +79,14 @@ class Number(float):
 
 def number_text(value: Any) -> str:
     """The literal of a JSON number as Go sees it in the body: the kept text of a L{Number},
-    else what Go's C{encoding/json} writes for the value (C{1000}, C{1.5}, C{1e+21})."""
+    else what Go's C{encoding/json} writes for the value (C{1.5}, C{1e+21}; a whole float
+    keeps a C{.0}, as it came from a literal with a point or an exponent)."""
     if isinstance(value, Number):
         return value.text
     if isinstance(value, int):
         return str(value)
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
+    if value != value or value in (float("inf"), float("-inf")):
+        return "+Inf" if value == float("inf") else "-Inf" if value < 0 else "NaN"
     text = repr(value)
     if "e" in text:
         mant, exp = text.split("e")
@@ -272,7 +273,7 @@ class _Decode:
                 return
             low, high = _INT_RANGES[t]
             text = number_text(value)
-            if not re.fullmatch(r"-?\d+", text) or not low <= int(text) <= high:
+            if isinstance(value, float) or not low <= int(text) <= high:
                 self.save(self.type_error(f"number {text}", struct, path, gotype))
         elif t == "double":
             if jk != "number":
@@ -296,7 +297,7 @@ class _Decode:
                     self.save(self.type_error(ik, struct, path, "uint8"))
                     continue
                 text = number_text(item)
-                if not re.fullmatch(r"-?\d+", text) or not 0 <= int(text) <= 255:
+                if isinstance(item, float) or not 0 <= int(text) <= 255:
                     self.save(self.type_error(f"number {text}", struct, path, "uint8"))
         else:
             self.save(self.type_error(jk, struct, path, gotype))
@@ -331,7 +332,7 @@ class _Decode:
             if jk != "number":
                 raise _Abort(self.type_error(jk, struct, path, "int32"))
             text = number_text(value)
-            if not re.fullmatch(r"-?\d+", text) or not -(2 ** 31) <= int(text) < 2 ** 31:
+            if isinstance(value, float) or not -(2 ** 31) <= int(text) < 2 ** 31:
                 raise _Abort(self.type_error(f"number {text}", struct, path, "int32"))
             return
         if t in ("Time", "MicroTime", "Duration"):
@@ -502,7 +503,144 @@ def parse_json(body: bytes) -> Any:
     """
     import json
 
+    from kubetwist.runtime import jsonparse
+
     def constant(name: str) -> Any:
         raise ValueError(f"invalid JSON constant {name}")
 
-    return json.loads(body, parse_float=Number, parse_constant=constant)
+    try:
+        return json.loads(body, parse_float=Number, parse_constant=constant)
+    except RecursionError:
+        return jsonparse.loads(body, parse_float=Number)
+
+
+def decode_error(obj: Any, type_name: Optional[str], body: bytes = b"",
+                 json_body: bool = False) -> Optional[str]:
+    """
+    L{check} of a decoded body; for a JSON body with an error, the body is parsed again
+    keeping number literals (L{parse_json}) so the message quotes them as Go does
+    (C{number 1e3}).  L{None} for a type without a table or a body that fits.
+    """
+    if type_name is None:
+        return None
+    message = check(obj, type_name)
+    if message and json_body and body:
+        try:
+            exact = check(parse_json(body), type_name)
+        except ValueError:
+            exact = None
+        message = exact or message
+    return message
+
+
+# --- the unstructured converter (strategic merge patches) ---------------------------------------
+_GO_KIND = {"string": "string", "bool": "bool", "int32": "int32", "int64": "int64",
+            "double": "float64"}
+
+
+def _unstructured_kind(value: Any) -> str:
+    """C{reflect.Kind} of a decoded JSON value in an unstructured map (ints are C{int64})."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "slice"
+    return "map"
+
+
+def converter_error(obj: Any, type_name: Optional[str]) -> Optional[str]:
+    """
+    Upstream C{runtime.DefaultUnstructuredConverter.FromUnstructured} of a patched object into
+    the kind's struct (a strategic merge patch's result), which words type errors its own way:
+    C{unrecognized type: int32} (a string or bool for an integer), C{cannot convert float64 to
+    int32} (a fraction), C{cannot convert int64 to string}, C{cannot restore struct from:
+    string}, C{cannot restore slice from map}, C{cannot restore map from slice}.  Fields are
+    visited in struct declaration order and the first error ends the conversion.  L{None}
+    when the object converts (or the type has no table).
+    """
+    if type_name is None or type_name not in typetables.TYPES or not isinstance(obj, dict):
+        return None
+    try:
+        _conv_struct(obj, type_name)
+    except _Abort as e:
+        return str(e)
+    return None
+
+
+def _conv_struct(value: Any, type_name: str) -> None:
+    if not isinstance(value, dict):
+        raise _Abort(f"cannot restore struct from: {_unstructured_kind(value)}")
+    for f in typetables.TYPES[type_name].fields:
+        if f.inline:
+            _conv_struct(value, f.type)
+            continue
+        item = value.get(f.json_name)
+        if item is None:
+            continue
+        _conv_field(item, f, type_name, f.container)
+
+
+def _conv_field(value: Any, f: typetables.FieldDef, owner: str, container: str) -> None:
+    if container == "list":
+        if f.type == "bytes" and isinstance(value, str):
+            _conv_leaf(value, f, owner)
+            return
+        if not isinstance(value, list):
+            raise _Abort(f"cannot restore slice from {_unstructured_kind(value)}")
+        for item in value:
+            if item is not None:
+                _conv_field(item, f, owner, "")
+        return
+    if container == "map":
+        if not isinstance(value, dict):
+            raise _Abort(f"cannot restore map from {_unstructured_kind(value)}")
+        for item in value.values():
+            if item is not None:
+                _conv_field(item, f, owner, "")
+        return
+    if f.is_message and f.type in typetables.TYPES:
+        _conv_struct(value, f.type)
+        return
+    _conv_leaf(value, f, owner)
+
+
+def _conv_leaf(value: Any, f: typetables.FieldDef, owner: str) -> None:
+    t = f.type
+    st = _unstructured_kind(value)
+    if t == "bytes":
+        if st == "string":
+            problem = go_base64_error(value) if value else None
+            if problem:
+                raise _Abort(f"error decoding from json: {problem}")
+            return
+        if st != "slice":
+            raise _Abort(f"cannot restore slice from {st}")
+        return
+    if t in typetables.SPECIALS:
+        if t in ("FieldsV1", "RawExtension", "ExtraValue"):
+            return
+        # types with UnmarshalJSON: the value is marshalled and unmarshalled
+        message = _Decode()
+        message.special(value, t, f, owner, False, "", ())
+        return
+    if t not in _GO_KIND:
+        return
+    kind = _GO_KIND[t]
+    if st == kind:
+        return
+    if st == "int64":
+        if t in ("int32", "int64", "double"):
+            return
+        if t == "string":
+            raise _Abort(f"cannot convert int64 to {go_type(owner, f.json_name, bool(f.container))}")
+        raise _Abort(f"unrecognized type: {kind}")
+    if st == "float64" and t in ("int32", "int64"):
+        if value.is_integer():
+            return
+        raise _Abort(f"cannot convert float64 to {go_type(owner, f.json_name, bool(f.container))}")
+    raise _Abort(f"unrecognized type: {kind}")

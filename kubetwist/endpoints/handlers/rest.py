@@ -24,7 +24,7 @@ from kubetwist.endpoints import table as tablelib
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.responses import write_object
 from kubetwist.registry.generic.store import Store
-from kubetwist.runtime import codec, errors, strict
+from kubetwist.runtime import codec, errors, strict, typed
 from kubetwist.runtime import types as typetables
 from kubetwist.storage.interfaces import INITIAL_EVENTS_END_ANNOTATION, WatchEvent
 
@@ -154,6 +154,7 @@ class ResourceHandlers:
         """
         obj = self._decode_object(request, body)
         type_name = self.kind_type_name()
+        self.check_typed(request, obj, body, type_name)
         finder = getattr(self.store.strategy, "unknown_fields", None)
         if type_name is None and finder is None:
             return obj
@@ -177,6 +178,25 @@ class ResourceHandlers:
         if errs and mode == "Warn":
             _add_warnings(request, strict.warnings_of(errs))
         return obj
+
+    def check_typed(self, request: Any, obj: dict, body: bytes,
+                    type_name: Optional[str]) -> None:
+        """
+        Typed conversion of a JSON or YAML create/update body (L{typed.decode_error}): a
+        value Go could not decode into the kind's struct is upstream's 400 BadRequest
+        C{Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into
+        Go struct field FCVolumeSource.spec.volumes.fc.lun of type int32} (create.go /
+        update.go C{transformDecodeError}).  Protobuf bodies are typed already.
+        """
+        ctype = codec.content_type_of(
+            (request.getHeader(b"content-type") or b"").decode("latin-1")) or codec.JSON
+        if ctype == codec.PROTOBUF:
+            return
+        message = typed.decode_error(obj, type_name, body, json_body=ctype == codec.JSON)
+        if message:
+            raise errors.new_bad_request(
+                f'{obj.get("kind") or self.spec.kind} in version "{self.spec.version}" cannot '
+                f"be handled as a {self.spec.kind}: {message}")
 
     def kind_type_name(self) -> Optional[str]:
         """The full type-table name of this resource's kind (C{io.k8s.api.core.v1.Pod}), or
@@ -217,7 +237,8 @@ class ResourceHandlers:
                 '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
             )
         self.check_kind(obj, body)
-        if "metadata" in obj and not isinstance(obj["metadata"], dict) and obj["metadata"] is not None:
+        if "metadata" in obj and not isinstance(obj["metadata"], dict) and \
+                obj["metadata"] is not None and self.kind_type_name() is None:
             raise errors.new_bad_request(
                 f"{self.spec.kind} in version \"{self.spec.version}\" cannot be handled as a "
                 f"{self.spec.kind}: json: cannot unmarshal into Go struct field "
@@ -607,9 +628,34 @@ class ResourceHandlers:
             patched["metadata"] = {}
         type_name = self.kind_type_name() if request is not None else None
         if type_name is not None:
+            self._patch_typed(ctype, body, patched, type_name)
             self._patch_field_validation(request, ctype, body, patched, type_name)
         self._default(store, patched)
         return patched
+
+    @staticmethod
+    def _patch_typed(ctype: str, body: bytes, patched: dict, type_name: str) -> None:
+        """
+        Typed conversion of a patched object, before strict decoding (upstream C{patch.go}: a
+        decoding error trumps the strict ones).  JSON and merge patches decode the patched
+        JSON (L{typed.check}); a strategic merge patch converts the patched map
+        (L{typed.converter_error}).
+
+        @raise StatusError: 422 Invalid, kind and name empty, one cause C{patch: Invalid
+            value: "<patched object JSON>": json: cannot unmarshal string into Go struct field
+            DeploymentSpec.spec.replicas of type int32} (strategic merge: the patch as Go
+            prints a map, then C{unrecognized type: int32}).
+        """
+        from kubetwist.apimachinery import field
+
+        if ctype == codec.STRATEGIC_MERGE_PATCH:
+            message = typed.converter_error(patched, type_name)
+            shown = strict.go_sprint(codec.decode_body(body, codec.JSON)) if message else ""
+        else:
+            message = typed.check(patched, type_name)
+            shown = strict.go_json(patched) if message else ""
+        if message:
+            raise errors.new_invalid("", "", "", [field.invalid("patch", shown, message)])
 
     def _patch_field_validation(self, request: Any, ctype: str, body: bytes, patched: dict,
                                 type_name: str) -> None:
