@@ -223,3 +223,39 @@ class PatchTests(KubeTestCase):
                                     '{"spec":{"replicas":1e3}}',
                                     content_type="application/strategic-merge-patch+json")
         self.assertEqual((code, obj["spec"]["replicas"]), (200, 1000))
+
+
+class WarningTests(KubeTestCase):
+    """The strategy's warnings are sent only for objects that pass validation (recorded from
+    kube-apiserver v1.32: an invalid ReplicationController gets its 422 alone; an
+    AlreadyExists after validation keeps them)."""
+
+    RC = "/api/v1/namespaces/default/replicationcontrollers"
+    WARNING = ('299 - "spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated '
+               'since v1.14; use \\"kubernetes.io/os\\" instead"')
+
+    def rc(self, image: str) -> dict:
+        return {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "w"},
+                "spec": {"selector": {"a": "b"}, "template": {
+                    "metadata": {"labels": {"a": "b"}},
+                    "spec": {"nodeSelector": {"beta.kubernetes.io/os": "linux"},
+                             "containers": [{"name": "c", "image": image}]}}}}
+
+    def test_invalid_create_has_no_warning(self) -> None:
+        code, obj, response = self.request("POST", self.RC + "?dryRun=All", self.rc(""))
+        self.assertEqual((code, obj["message"], response.headers.getRawHeaders("warning")), (
+            422, 'ReplicationController "w" is invalid: spec.template.spec.containers[0].image:'
+                 " Required value", None))
+
+    def test_valid_create_warns(self) -> None:
+        code, _, response = self.request("POST", self.RC, self.rc("i"))
+        self.assertEqual((code, response.headers.getRawHeaders("warning")),
+                         (201, [self.WARNING]))
+        code, obj, response = self.request("POST", self.RC, self.rc("i"))
+        self.assertEqual((code, obj["reason"], response.headers.getRawHeaders("warning")),
+                         (409, "AlreadyExists", [self.WARNING]))
+
+    def test_invalid_update_has_no_warning(self) -> None:
+        self.request("POST", self.RC, self.rc("i"))
+        code, _, response = self.request("PUT", self.RC + "/w?dryRun=All", self.rc(""))
+        self.assertEqual((code, response.headers.getRawHeaders("warning")), (422, None))

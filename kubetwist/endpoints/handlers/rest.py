@@ -10,6 +10,7 @@ PartialObjectMetadata), encode.  Errors go through L{kubetwist.endpoints.respons
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -490,11 +491,12 @@ class ResourceHandlers:
                                      "CreateOptions")
         obj = self.decode_object(request, read_body(request))
         self._default(self.store, obj)
-        request.kube_warnings = _warnings_so_far(request) + list(self.store.strategy.warnings(obj))
+        warnings = list(self.store.strategy.warnings(obj))
         if list(self.spec.verbs or ()) != ["create"]:
             # create-only virtual resources (reviews, bindings) answer without managedFields
             obj = self.field_manager().update(None, obj, self.manager_name(request))
-        admission = self._admission(request, namespace, "", "", dry)
+        admission = _warn_when_valid(self._admission(request, namespace, "", "", dry),
+                                     request, warnings)
         created = await self.store.create(namespace, obj, admission, dry)
         self._respond(request, 201, created, out)
 
@@ -510,13 +512,14 @@ class ResourceHandlers:
                                      "UpdateOptions")
         obj = self.decode_object(request, read_body(request))
         self._default(store, obj)
-        request.kube_warnings = _warnings_so_far(request) + list(store.strategy.warnings(obj))
+        warnings = list(store.strategy.warnings(obj))
         fm, manager = self.field_manager(subresource), self.manager_name(request)
 
         async def transform(current: Optional[dict]) -> dict:
             return fm.update(current, copy.deepcopy(obj), manager)
 
-        admission = self._admission(request, namespace, name, subresource, dry)
+        admission = _warn_when_valid(
+            self._admission(request, namespace, name, subresource, dry), request, warnings)
         result, created = await store.update(namespace, name, transform, admission, dry)
         self._respond(request, 201 if created else 200, result, out)
 
@@ -732,6 +735,24 @@ class ResourceHandlers:
             self._respond(request, 200, obj, out)
         else:
             await sub.get(request, self, namespace, name, out)
+
+
+def _warn_when_valid(admission: Any, request: Any, warnings: list[str]) -> Any:
+    """
+    The strategy's warnings join the request's only once the object has passed validation:
+    upstream's C{rest.BeforeCreate}/C{BeforeUpdate} add them after C{Validate}, so an invalid
+    object gets its 422 without C{Warning} headers.  The Store runs validating admission
+    right after its validation, so the warnings are added there, before it.
+    """
+    if not warnings:
+        return admission
+    validate = admission.validate
+
+    async def validate_then_warn(operation: str, obj: dict, old: Optional[dict]) -> None:
+        _add_warnings(request, warnings)
+        await validate(operation, obj, old)
+
+    return dataclasses.replace(admission, validate=validate_then_warn)
 
 
 def _add_warnings(request: Any, texts: list[str]) -> None:
