@@ -26,6 +26,7 @@ from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.responses import write_object
 from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import codec, errors, strict, typed
+from kubetwist.runtime import decode as decodelib
 from kubetwist.runtime import types as typetables
 from kubetwist.storage.interfaces import INITIAL_EVENTS_END_ANNOTATION, WatchEvent
 
@@ -139,160 +140,61 @@ class ResourceHandlers:
             return
         write_object(request, code, obj, out.media)
 
+    def expect(self) -> decodelib.Expect:
+        """The kind this resource's bodies must be (L{kubetwist.runtime.decode.Expect})."""
+        return decodelib.Expect(self.spec.group, (self.spec.version,), self.spec.kind)
+
     def decode_object(self, request: Any, body: bytes) -> dict:
         """
-        L{_decode_object}, then strict decoding as upstream's C{create.go}/C{update.go} with
-        the request's C{fieldValidation}: the unknown fields of a built-in kind (found from its
-        type table, L{kubetwist.runtime.strict}) are always dropped, as Go's decoder drops them;
+        The create/update body through the one body decoder (L{kubetwist.runtime.decode}):
+        content type, JSON/YAML/protobuf, kind check, typed conversion, then strict decoding
+        with the request's C{fieldValidation} (upstream C{create.go}/C{update.go}): the
+        unknown fields of a built-in kind are always dropped, as Go's decoder drops them;
         unknown and duplicate fields are refused under C{Strict} (400 BadRequest C{Pod in
         version "v1" cannot be handled as a Pod: strict decoding error: unknown field
         "spec.foo", duplicate field "metadata.name"}), become C{Warning}s under C{Warn} (the
         default) and are ignored under C{Ignore}.  A kind without a type table falls back to
         C{Strategy.unknown_fields}.
 
-        @raise StatusError: the above 400; 422 Invalid C{CreateOptions}/C{UpdateOptions} for
+        @raise StatusError: the decoder's 400 (malformed, other kind or version, a value of
+            the wrong type) and 415; 422 Invalid C{CreateOptions}/C{UpdateOptions} for
             another C{fieldValidation} value.
         """
-        obj = self._decode_object(request, body)
-        type_name = self.kind_type_name()
-        self.check_typed(request, obj, body, type_name)
-        finder = getattr(self.store.strategy, "unknown_fields", None)
-        if type_name is None and finder is None:
-            return obj
         from kubetwist.apiextensions.customresource import field_validation_mode
 
-        mode = field_validation_mode(request)
-        if type_name is None:
+        type_name = self.kind_type_name()
+        finder = getattr(self.store.strategy, "unknown_fields", None)
+        mode = field_validation_mode(request) if type_name is not None or finder is not None \
+            else "Ignore"
+        decoded = decodelib.decode(body, _content_type(request), self.expect(), mode,
+                                   protobuf_decoder=self.decode_protobuf)
+        obj = decoded.obj
+        if decoded.warnings:
+            _add_warnings(request, decoded.warnings)
+        if type_name is None and finder is not None:
             errs = [f'unknown field "{p}"' for p in finder(obj)]
-        else:
-            ctype = codec.content_type_of(
-                (request.getHeader(b"content-type") or b"").decode("latin-1")) or codec.JSON
-            errs = []
-            if mode != "Ignore" and ctype != codec.PROTOBUF:
-                errs = codec.strict_body_errors(body, ctype, type_name)
-            strict.prune_unknown(obj, type_name)
-        if errs and mode == "Strict":
-            kind, version = obj.get("kind") or self.spec.kind, self.spec.version
-            raise errors.new_bad_request(
-                f'{kind} in version "{version}" cannot be handled as a {self.spec.kind}: '
-                f"{strict.strict_decoding_message(errs)}")
-        if errs and mode == "Warn":
-            _add_warnings(request, strict.warnings_of(errs))
+            if errs and mode == "Strict":
+                raise decodelib.cannot_handle(obj, self.expect(),
+                                              strict.strict_decoding_message(errs))
+            if errs and mode == "Warn":
+                _add_warnings(request, strict.warnings_of(errs))
         return obj
-
-    def check_typed(self, request: Any, obj: dict, body: bytes,
-                    type_name: Optional[str]) -> None:
-        """
-        Typed conversion of a JSON or YAML create/update body (L{typed.decode_error}): a
-        value Go could not decode into the kind's struct is upstream's 400 BadRequest
-        C{Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into
-        Go struct field FCVolumeSource.spec.volumes.fc.lun of type int32} (create.go /
-        update.go C{transformDecodeError}).  Protobuf bodies are typed already.
-        """
-        ctype = codec.content_type_of(
-            (request.getHeader(b"content-type") or b"").decode("latin-1")) or codec.JSON
-        if ctype == codec.PROTOBUF:
-            return
-        message = typed.decode_error(obj, type_name, body, json_body=ctype == codec.JSON)
-        if message:
-            raise errors.new_bad_request(
-                f'{obj.get("kind") or self.spec.kind} in version "{self.spec.version}" cannot '
-                f"be handled as a {self.spec.kind}: {message}")
 
     def kind_type_name(self) -> Optional[str]:
         """The full type-table name of this resource's kind (C{io.k8s.api.core.v1.Pod}), or
         C{None} (custom resources, kinds without a table)."""
         return typetables.lookup_kind(self.spec.group, self.spec.version, self.spec.kind)
 
-    def _decode_object(self, request: Any, body: bytes) -> dict:
-        """
-        Decode a create/update body and check its kind against the URL (upstream create.go).
-
-        @raise StatusError: 400 BadRequest (malformed, missing kind, other version or kind),
-            415 UnsupportedMediaType.
-        """
-        ctype = codec.content_type_of(
-            (request.getHeader(b"content-type") or b"application/json").decode("latin-1")
-        )
-        if ctype == codec.PROTOBUF:
-            obj = self.decode_protobuf(body)
-            self.check_kind(obj, body)
-            obj.setdefault("metadata", {})
-            if obj["metadata"] is None:
-                obj["metadata"] = {}
-            return obj
-        if ctype not in (codec.JSON, codec.YAML, "application/x-yaml", "text/yaml", ""):
-            raise errors.new_unsupported_media_type(ctype)
-        try:
-            obj = codec.decode_body(body, ctype or codec.JSON)
-        except codec.JSONSyntaxError as e:
-            raise errors.new_bad_request(
-                f"the object provided is unrecognized (must be of type {self.spec.kind}): "
-                f"couldn't get version/kind; json parse error: {e} "
-                f"({codec.summarize_data(body)})"
-            ) from None
-        if not isinstance(obj, dict):
-            raise errors.new_bad_request(
-                "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                f"{type(obj).__name__} into Go value of type struct {{ APIVersion string "
-                '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
-            )
-        self.check_kind(obj, body)
-        if "metadata" in obj and not isinstance(obj["metadata"], dict) and \
-                obj["metadata"] is not None and self.kind_type_name() is None:
-            raise errors.new_bad_request(
-                f"{self.spec.kind} in version \"{self.spec.version}\" cannot be handled as a "
-                f"{self.spec.kind}: json: cannot unmarshal into Go struct field "
-                f"{self.spec.kind}.metadata of type v1.ObjectMeta"
-            )
-        if obj.get("metadata") is None:
-            obj["metadata"] = {}
-        return obj
-
     def decode_protobuf(self, body: bytes) -> dict:
         """A protobuf body (C{application/vnd.kubernetes.protobuf}) as its JSON-shaped dict.
 
         @raise StatusError: 400 BadRequest (malformed), 415 UnsupportedMediaType (a kind with
             no protobuf definition, e.g. a custom resource)."""
-        from kubetwist.runtime import protobuf
-
-        try:
-            return protobuf.decode(body, default_gvk=(self.spec.group, self.spec.version,
-                                                      self.spec.kind))
-        except protobuf.UnsupportedKindError:
-            raise errors.make_status(
-                415, "UnsupportedMediaType",
-                f"the body of the request was in an unknown format - accepted media types "
-                f"include: application/json, application/yaml (protobuf is not supported for "
-                f"{self.spec.kind})") from None
+        return decodelib._protobuf(body, self.expect())
 
     def check_kind(self, obj: dict, body: bytes = b"") -> None:
-        kind = obj.get("kind")
-        api_version = obj.get("apiVersion")
-        if kind is not None and not isinstance(kind, str) or (
-            api_version is not None and not isinstance(api_version, str)
-        ):
-            raise errors.new_bad_request("couldn't get version/kind; json parse error: "
-                                         "kind and apiVersion must be strings")
-        if not kind:
-            # upstream defaults the kind from the URL when the body omits it
-            obj["kind"] = self.spec.kind
-            kind = self.spec.kind
-        if not api_version:
-            obj["apiVersion"] = self.spec.api_version
-            api_version = self.spec.api_version
-        if api_version != self.spec.api_version:
-            raise errors.new_bad_request(
-                f"the API version in the data ({api_version}) does not match the expected API "
-                f"version ({self.spec.api_version})"
-            )
-        if kind != self.spec.kind:
-            version = api_version.rsplit("/", 1)[-1]
-            raise errors.new_bad_request(
-                f'{kind} in version "{version}" cannot be handled as a {self.spec.kind}: '
-                f'no kind "{kind}" is registered for the internal version of group '
-                f'"{self.spec.group}" in scheme'
-            )
+        """L{kubetwist.runtime.decode.check_kind} against this resource's kind."""
+        decodelib.check_kind(obj, self.expect(), body)
 
     def _default(self, store: Store, obj: dict) -> None:
         store.strategy.default(obj)
@@ -753,6 +655,11 @@ def _warn_when_valid(admission: Any, request: Any, warnings: list[str]) -> Any:
         await validate(operation, obj, old)
 
     return dataclasses.replace(admission, validate=validate_then_warn)
+
+
+def _content_type(request: Any) -> str:
+    """The request's bare C{Content-Type} (C{""} when absent)."""
+    return codec.content_type_of((request.getHeader(b"content-type") or b"").decode("latin-1"))
 
 
 def _add_warnings(request: Any, texts: list[str]) -> None:
