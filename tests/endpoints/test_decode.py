@@ -259,3 +259,34 @@ class WarningTests(KubeTestCase):
         self.request("POST", self.RC, self.rc("i"))
         code, _, response = self.request("PUT", self.RC + "/w?dryRun=All", self.rc(""))
         self.assertEqual((code, response.headers.getRawHeaders("warning")), (422, None))
+
+
+class SubresourceTests(KubeTestCase):
+    """Creates on subresources go through the same decoder (recorded from kube-apiserver
+    v1.32)."""
+
+    def test_binding(self) -> None:
+        code, obj, _ = self.request("POST", PODS + "/p/binding", '{"target":{"name":5}}')
+        self.assertEqual((code, obj["message"]), (
+            400, 'Binding in version "v1" cannot be handled as a Binding: json: cannot '
+                 "unmarshal number into Go struct field ObjectReference.target.name of type "
+                 "string"))
+
+    def test_eviction(self) -> None:
+        code, obj, _ = self.request(
+            "POST", PODS + "/p/eviction",
+            '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p"},'
+            '"deleteOptions":{"gracePeriodSeconds":"x"}}')
+        self.assertEqual((code, obj["message"]), (
+            400, 'Eviction in version "v1" cannot be handled as a Eviction: json: cannot '
+                 "unmarshal string into Go struct field DeleteOptions.deleteOptions."
+                 "gracePeriodSeconds of type int64"))
+
+    def test_token(self) -> None:
+        code, obj, _ = self.request(
+            "POST", "/api/v1/namespaces/default/serviceaccounts/default/token",
+            '{"spec":{"expirationSeconds":"x"}}')
+        self.assertEqual((code, obj["message"]), (
+            400, 'TokenRequest in version "v1" cannot be handled as a TokenRequest: json: '
+                 "cannot unmarshal string into Go struct field TokenRequestSpec.spec."
+                 "expirationSeconds of type int64"))

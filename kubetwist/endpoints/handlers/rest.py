@@ -628,6 +628,18 @@ class ResourceHandlers:
         result = await self.store.delete_collection(namespace, list_opts, delete_opts, admission, dry)
         write_object(request, 200, result, out.media)
 
+    # --- subresource CREATE --------------------------------------------------------------------
+    async def create_subresource(self, request: Any, namespace: str, name: str,
+                                 subresource: str) -> None:
+        """C{POST} on a subresource that creates (C{pods/binding}, C{pods/eviction},
+        C{serviceaccounts/token}: objects with an C{expect} body kind): L{create_on} its REST
+        object.  A connecter (C{exec}, C{attach}, C{proxy}...) handles the request itself."""
+        sub = self.subresources[subresource]
+        if getattr(sub, "expect", None) is None:
+            await sub.create(request, self, namespace, name)
+            return
+        await create_on(self, request, namespace, name, sub)
+
     # --- subresource GET -----------------------------------------------------------------------
     async def get_subresource(self, request: Any, namespace: str, name: str, subresource: str) -> None:
         out = negotiate(request)
@@ -655,6 +667,40 @@ def _warn_when_valid(admission: Any, request: Any, warnings: list[str]) -> Any:
         await validate(operation, obj, old)
 
     return dataclasses.replace(admission, validate=validate_then_warn)
+
+
+async def create_on(handlers: Any, request: Any, namespace: str, name: str, rest: Any) -> None:
+    """
+    A create served by a REST object that is not a L{Store} (upstream C{createHandler} over a
+    C{rest.Creater}: the pod C{binding} and C{eviction} subresources, the legacy C{bindings}
+    resource, C{serviceaccounts/token}): negotiate (no Table), check C{dryRun}, decode the
+    body as the object's C{expect} kind with the one body decoder (its C{decode_protobuf}
+    for protobuf bodies), then C{rest.create(namespace, name, obj, dry_run, admission)} with
+    C{admission(name, subresource)} giving the request's L{Admission}; it answers C{(code,
+    result, warnings)}, written here.
+
+    @raise StatusError: the decoder's 400/415, 400 for a C{dryRun} other than C{All}, 406,
+        and the REST object's errors.
+    """
+    from kubetwist.apiextensions.customresource import field_validation_mode
+
+    q = _query(request)
+    out = negotiate(request, allow_transform=False)
+    dry = list(q.get("dryRun") or [])
+    opts.dry_run(q)
+    decoded = decodelib.decode(read_body(request), _content_type(request), rest.expect,
+                               field_validation_mode(request),
+                               protobuf_decoder=getattr(rest, "decode_protobuf", None))
+    if decoded.warnings:
+        _add_warnings(request, decoded.warnings)
+
+    def admission(admission_name: str, subresource: str) -> Any:
+        return handlers._admission(request, namespace, admission_name, subresource, bool(dry))
+
+    code, result, warnings = await rest.create(namespace, name, decoded.obj, dry, admission)
+    if warnings:
+        _add_warnings(request, warnings)
+    write_object(request, code, result, out.media)
 
 
 def _content_type(request: Any) -> str:
