@@ -290,3 +290,50 @@ class SubresourceTests(KubeTestCase):
             400, 'TokenRequest in version "v1" cannot be handled as a TokenRequest: json: '
                  "cannot unmarshal string into Go struct field TokenRequestSpec.spec."
                  "expirationSeconds of type int64"))
+
+
+class ScaleTests(KubeTestCase):
+    """The scale subresource decodes its Scale with the same decoder (recorded from
+    kube-apiserver v1.32)."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        code, _, _ = self.request("POST", DEPLOY, _deployment())
+        self.assertEqual(code, 201)
+
+    def test_put(self) -> None:
+        for value, what in (('"x"', "string"), ("1.5", "number 1.5")):
+            code, obj, _ = self.request(
+                "PUT", DEPLOY + "/d/scale",
+                '{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d"},'
+                '"spec":{"replicas":%s}}' % value)
+            self.assertEqual((code, obj["message"]), (
+                400, 'Scale in version "v1" cannot be handled as a Scale: json: cannot '
+                     f"unmarshal {what} into Go struct field ScaleSpec.spec.replicas of type "
+                     "int32"))
+
+    def test_put_unknown_field_warns(self) -> None:
+        code, obj, response = self.request(
+            "PUT", DEPLOY + "/d/scale",
+            '{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d"},'
+            '"spec":{"replicas":2},"foo":1}')
+        self.assertEqual((code, obj["spec"], response.headers.getRawHeaders("warning")),
+                         (200, {"replicas": 2}, ['299 - "unknown field \\"foo\\""']))
+
+    def test_patch(self) -> None:
+        code, obj, _ = self.request("PATCH", DEPLOY + "/d/scale", '{"spec":{"replicas":"x"}}',
+                                    content_type="application/merge-patch+json")
+        self.assertEqual((code, obj["reason"]), (422, "Invalid"))
+        self.assertTrue(obj["message"].startswith(
+            ' "" is invalid: patch: Invalid value: "{\\"apiVersion\\":\\"autoscaling/v1\\",'), obj)
+        self.assertTrue(obj["message"].endswith(
+            ": json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of "
+            "type int32"), obj)
+        code, obj, _ = self.request("PATCH", DEPLOY + "/d/scale", '{"spec":{"replicas":"x"}}',
+                                    content_type="application/strategic-merge-patch+json")
+        self.assertEqual((code, obj["message"]), (
+            422, ' "" is invalid: patch: Invalid value: "map[spec:map[replicas:x]]": '
+                 "unrecognized type: int32"))
+        code, obj, _ = self.request("PATCH", DEPLOY + "/d/scale", '{"spec":{"replicas":3}}',
+                                    content_type="application/merge-patch+json")
+        self.assertEqual((code, obj["spec"]), (200, {"replicas": 3}))

@@ -24,6 +24,7 @@ from kubetwist.apimachinery.fieldmanager import typed as fmtyped
 from kubetwist.endpoints import table as tablelib
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.responses import write_object
+from kubetwist.registry.generic.scale import ScaleREST, patch_scale
 from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import codec, errors, strict, typed
 from kubetwist.runtime import decode as decodelib
@@ -408,6 +409,8 @@ class ResourceHandlers:
         out = negotiate(request)
         dry = opts.dry_run(q)
         store = self.subresources[subresource] if subresource else self.store
+        if isinstance(store, ScaleREST):
+            return await self._update_scale(request, namespace, name, store, out, dry)
         if not isinstance(store, Store):
             return await store.update(request, self, namespace, name, out, dry)
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""), None, False,
@@ -440,6 +443,9 @@ class ResourceHandlers:
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""),
                                      opts.bool_param(q, "force"), is_apply)
         body = read_body(request)
+        if isinstance(store, ScaleREST):
+            return await self._patch_scale(request, namespace, name, store, out, dry, ctype,
+                                           body)
         if not isinstance(store, Store):
             return await store.patch(request, self, namespace, name, out, dry, ctype, body)
         apply_patch = self.patch_applier(ctype, body, store, request)
@@ -628,6 +634,51 @@ class ResourceHandlers:
         result = await self.store.delete_collection(namespace, list_opts, delete_opts, admission, dry)
         write_object(request, 200, result, out.media)
 
+    # --- scale ---------------------------------------------------------------------------------
+    def _scale_recorder(self, request: Any):
+        fm, manager = self.field_manager("scale"), self.manager_name(request)
+        return lambda current, new: fm.update(current, new, manager)
+
+    async def _update_scale(self, request: Any, namespace: str, name: str, scale: ScaleREST,
+                            out: Output, dry: bool) -> None:
+        """C{PUT .../scale}: the body decoded as an C{autoscaling/v1 Scale} by the one body
+        decoder, then L{ScaleREST.update}."""
+        from kubetwist.apiextensions.customresource import field_validation_mode
+
+        decoded = decodelib.decode(read_body(request), _content_type(request), scale.expect,
+                                   field_validation_mode(request))
+        if decoded.warnings:
+            _add_warnings(request, decoded.warnings)
+        admission = self._admission(request, namespace, name, "scale", dry)
+        result = await scale.update(namespace, name, lambda current: decoded.obj, admission,
+                                    dry, self._scale_recorder(request))
+        write_object(request, 200, result, out.media)
+
+    async def _patch_scale(self, request: Any, namespace: str, name: str, scale: ScaleREST,
+                           out: Output, dry: bool, ctype: str, body: bytes) -> None:
+        """C{PATCH .../scale}: the current Scale patched (L{patch_scale}), typed as upstream
+        decodes the patched Scale (422 for a value of the wrong type), then
+        L{ScaleREST.update}.
+
+        @raise StatusError: 415 for a patch type the subresource does not take."""
+        if ctype not in scale.patch_types:
+            raise errors.make_status(
+                415, "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types "
+                "include: " + ", ".join(scale.patch_types))
+        type_name = scale.expect.type_name
+
+        def make_scale(current: dict) -> dict:
+            patched = patch_scale(current, ctype, body)
+            if isinstance(patched, dict) and type_name is not None:
+                self._patch_typed(ctype, body, patched, type_name)
+            return patched
+
+        admission = self._admission(request, namespace, name, "scale", dry)
+        result = await scale.update(namespace, name, make_scale, admission, dry,
+                                    self._scale_recorder(request))
+        write_object(request, 200, result, out.media)
+
     # --- subresource CREATE --------------------------------------------------------------------
     async def create_subresource(self, request: Any, namespace: str, name: str,
                                  subresource: str) -> None:
@@ -647,6 +698,8 @@ class ResourceHandlers:
         if isinstance(sub, Store):
             obj = await sub.get(namespace, name)
             self._respond(request, 200, obj, out)
+        elif isinstance(sub, ScaleREST):
+            write_object(request, 200, await sub.get(namespace, name), out.media)
         else:
             await sub.get(request, self, namespace, name, out)
 
