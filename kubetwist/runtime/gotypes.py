@@ -413,6 +413,9 @@ GO_TYPES = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.Condition": {
         "status": ("v1.ConditionStatus", ""),
     },
+    "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions": {
+        "propagationPolicy": ("v1.DeletionPropagation", ""),
+    },
     "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement": {
         "operator": ("v1.FieldSelectorOperator", ""),
     },
@@ -426,6 +429,9 @@ GO_TYPES = {
         "uid": ("types.UID", ""),
     },
     "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference": {
+        "uid": ("types.UID", ""),
+    },
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions": {
         "uid": ("types.UID", ""),
     },
 }

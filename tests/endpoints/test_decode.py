@@ -337,3 +337,41 @@ class ScaleTests(KubeTestCase):
         code, obj, _ = self.request("PATCH", DEPLOY + "/d/scale", '{"spec":{"replicas":3}}',
                                     content_type="application/merge-patch+json")
         self.assertEqual((code, obj["spec"]), (200, {"replicas": 3}))
+
+
+class DeleteOptionsTests(KubeTestCase):
+    """A delete's body is decoded as DeleteOptions; upstream answers its errors as plain
+    errors (500, no reason) -- recorded from kube-apiserver v1.32."""
+
+    def test_errors(self) -> None:
+        self.request("POST", CM, {"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": "cm"}})
+        struct = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string '
+                  '"json:\\"kind,omitempty\\"" }')
+        for body, message in (
+            ('{"gracePeriodSeconds":"x"}', "json: cannot unmarshal string into Go struct field "
+                                           "DeleteOptions.gracePeriodSeconds of type int64"),
+            ('{"propagationPolicy":5}', "json: cannot unmarshal number into Go struct field "
+                                        "DeleteOptions.propagationPolicy of type "
+                                        "v1.DeletionPropagation"),
+            ('{"preconditions":{"uid":5}}', "json: cannot unmarshal number into Go struct field "
+                                            "Preconditions.preconditions.uid of type types.UID"),
+            ('{"dryRun":"All"}', "json: cannot unmarshal string into Go struct field "
+                                 "DeleteOptions.dryRun of type []string"),
+            ('{"kind":"DeleteOptions","apiVersion":"apps/v1","gracePeriodSeconds":1.5}',
+             "json: cannot unmarshal number 1.5 into Go struct field DeleteOptions."
+             "gracePeriodSeconds of type int64"),
+            ("[1]", "couldn't get version/kind; json parse error: json: cannot unmarshal array "
+                    f"into Go value of type {struct}"),
+            ('{"a":', "couldn't get version/kind; json parse error: unexpected end of JSON "
+                      "input"),
+            ('{"kind":5}', "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                           "number into Go struct field .kind of type string"),
+            ('{"kind":"Pod","apiVersion":"v1"}',
+             'no kind "Pod" is registered for version "v1" in scheme '
+             '"pkg/apis/meta/internalversion/scheme/register.go:27"'),
+        ):
+            code, obj, _ = self.request("DELETE", CM + "/cm?dryRun=All", body)
+            self.assertEqual((code, obj.get("reason"), obj["message"]), (500, None, message))
+        code, _, _ = self.request("GET", CM + "/cm")
+        self.assertEqual(code, 200)

@@ -55,6 +55,22 @@ WRONG = {
 }
 
 
+#: Kinds decoded outside a collection's create: C{(type name, path, apiVersion, kind,
+#: method)}.
+EXTRA_ROOTS = (
+    ("io.k8s.api.policy.v1.Eviction", "/api/v1/namespaces/default/pods/p/eviction",
+     "policy/v1", "Eviction", "POST"),
+    ("io.k8s.api.autoscaling.v1.Scale", "/apis/apps/v1/namespaces/default/deployments/d/scale",
+     "autoscaling/v1", "Scale", "PUT"),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+     "/api/v1/namespaces/default/configmaps/cm", "v1", "DeleteOptions", "DELETE"),
+)
+DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+              "spec": {"selector": {"matchLabels": {"a": "b"}},
+                       "template": {"metadata": {"labels": {"a": "b"}},
+                                    "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+
+
 def placements(roots: dict) -> dict:
     """
     C{type name -> (root type, steps)}: the shortest way to a value of each type from a root
@@ -80,7 +96,7 @@ def build_body(roots: dict, place: dict, type_name: str, key: str, raw: str) -> 
     """C{(collection path, body bytes)} with C{raw} (JSON text) at field C{key} of a value of
     C{type_name}."""
     root, steps = place[type_name]
-    path, api_version, kind = roots[root]
+    path, api_version, kind = roots[root][:3]
     doc: dict = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "probe"}}
     node = doc
     for name, container in steps:
@@ -148,8 +164,8 @@ def _record(base: str, token: str) -> None:  # pragma: no cover - needs a real s
                                     context=ctx) as r:
             return json.loads(r.read())
 
-    def post(path: str, body: bytes) -> tuple:
-        r = urllib.request.Request(base + path + "?dryRun=All", data=body, method="POST",
+    def post(path: str, body: bytes, method: str = "POST") -> tuple:
+        r = urllib.request.Request(base + path + "?dryRun=All", data=body, method=method,
                                    headers={**auth, "Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(r, context=ctx) as resp:
@@ -171,14 +187,25 @@ def _record(base: str, token: str) -> None:  # pragma: no cover - needs a real s
             ns = "/namespaces/default" if r["namespaced"] else ""
             roots[name] = (f"{base_path}{ns}/{r['name']}",
                            f"{group}/{version}" if group else version, r["kind"])
+    # kinds decoded by subresources and deletes (the objects they name exist; bodies that
+    # decode are dry runs, but a DeleteOptions body's own dryRun wins: the ConfigMap may go)
+    post("/api/v1/namespaces/default/configmaps", json.dumps(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}}).encode())
+    post("/apis/apps/v1/namespaces/default/deployments", json.dumps(DEPLOYMENT).encode())
+    methods = {}
+    for name, path, api_version, kind, method in EXTRA_ROOTS:
+        roots[name] = (path, api_version, kind)
+        methods[name] = method
     place = placements(roots)
     recorded = []
     names: dict = {}
     for type_name, key, raw, is_elem in cases(place):
-        code, message = post(*build_body(roots, place, type_name, key, raw))
+        path, body = build_body(roots, place, type_name, key, raw)
+        code, message = post(path, body, methods.get(place[type_name][0], "POST"))
         recorded.append([type_name, key, raw, code,
-                         (expected_message(message) or message) if code == 400 else ""])
-        m = _TYPE_RE.search(message) if code == 400 else None
+                         (expected_message(message) or message) if code in (400, 500)
+                         else ""])
+        m = _TYPE_RE.search(message) if code in (400, 500) else None
         if not m:
             continue
         f = typed.fields_by_json(type_name)[key][0]

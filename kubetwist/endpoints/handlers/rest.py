@@ -783,10 +783,20 @@ def _decode_patch(body: bytes) -> Any:
 
 
 def _optional_body(request: Any) -> Optional[dict]:
+    """
+    The C{DeleteOptions} body of a delete, or L{None} (upstream C{delete.go} decodes it with
+    the internal meta scheme's codec and answers its errors as plain errors: 500, no reason).
+
+    @raise StatusError: 500 C{couldn't get version/kind; json parse error: ...} (malformed,
+        not an object, a kind that is not a string), C{no kind "Pod" is registered for
+        version "v1" in scheme "pkg/apis/meta/internalversion/scheme/register.go:27"}, Go's
+        decoder error for a value of the wrong type (C{json: cannot unmarshal string into Go
+        struct field DeleteOptions.gracePeriodSeconds of type int64}).
+    """
     body = read_body(request)
     if not body.strip():
         return None
-    ctype = codec.content_type_of((request.getHeader(b"content-type") or b"").decode("latin-1"))
+    ctype = _content_type(request)
     if ctype == codec.PROTOBUF:
         from kubetwist.runtime import protobuf
 
@@ -794,9 +804,33 @@ def _optional_body(request: Any) -> Optional[dict]:
     try:
         obj = codec.decode_body(body, ctype or codec.JSON)
     except codec.JSONSyntaxError as e:
-        raise errors.new_bad_request(
-            f"the object provided is unrecognized (must be of type DeleteOptions): couldn't "
-            f"get version/kind; json parse error: {e} ({codec.summarize_data(body)})") from None
-    if obj is not None and not isinstance(obj, dict):
-        raise errors.new_bad_request("DeleteOptions must be a JSON object")
+        raise _plain_error(f"couldn't get version/kind; json parse error: {e}") from None
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise _plain_error(
+            "couldn't get version/kind; json parse error: json: cannot unmarshal "
+            f"{typed._json_kind(obj)} into Go value of type struct {{ APIVersion string "
+            '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')
+    for key in ("kind", "apiVersion"):
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise _plain_error(
+                "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                f"{typed._json_kind(obj[key])} into Go struct field .{key} of type string")
+    kind = obj.get("kind") or "DeleteOptions"
+    if kind != "DeleteOptions":
+        raise _plain_error(
+            f'no kind "{kind}" is registered for version "{obj.get("apiVersion") or ""}" in '
+            'scheme "pkg/apis/meta/internalversion/scheme/register.go:27"')
+    message = typed.decode_error(obj, typetables.lookup_kind("", "v1", "DeleteOptions"), body,
+                                 json_body=(ctype or codec.JSON) == codec.JSON)
+    if message:
+        raise _plain_error(message)
     return obj
+
+
+def _plain_error(message: str) -> errors.StatusError:
+    """A plain Go error as upstream's C{ErrorToAPIStatus} answers it: 500, no reason."""
+    err = errors.make_status(500, "", message)
+    err.status.pop("reason", None)
+    return err
