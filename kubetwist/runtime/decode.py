@@ -101,6 +101,14 @@ def parse(body: bytes, content_type: str, expect: Expect) -> Any:
         return codec.decode_body(body, content_type or codec.JSON)
     except codec.JSONSyntaxError as e:
         raise unrecognized(expect.kind, str(e), body) from None
+    except errors.StatusError as e:
+        yaml_error = getattr(e, "yaml_error", None)
+        if yaml_error is None:
+            raise
+        # upstream's YAML serializer error, as transformDecodeError words it
+        raise errors.new_bad_request(
+            f"the object provided is unrecognized (must be of type {expect.kind}): "
+            f"{yaml_error} ({codec.summarize_data(body)})") from None
 
 
 def check_kind(obj: dict, expect: Expect, body: bytes = b"") -> None:

@@ -375,3 +375,36 @@ class DeleteOptionsTests(KubeTestCase):
             self.assertEqual((code, obj.get("reason"), obj["message"]), (500, None, message))
         code, _, _ = self.request("GET", CM + "/cm")
         self.assertEqual(code, 200)
+
+
+_BOMB = "".join(
+    f"  {name}: &{name} [{', '.join([ref] * 9)}]\n"
+    for name, ref in zip("abcdefghi", ['"lol"'] + [f"*{c}" for c in "abcdefgh"]))
+
+
+class YAMLAliasTests(KubeTestCase):
+    """A YAML alias bomb (9 levels of 9 aliases) is refused at once, as go-yaml v2 refuses
+    excessive aliasing (recorded from kube-apiserver v1.32); ordinary aliases work."""
+
+    def test_create(self) -> None:
+        body = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\nfoo:\n" + _BOMB
+        code, obj, _ = self.request("POST", CM + "?dryRun=All", body,
+                                    content_type="application/yaml")
+        self.assertEqual((code, obj["message"]), (
+            400, "the object provided is unrecognized (must be of type ConfigMap): yaml: "
+                 "document contains excessive aliasing "
+                 "(61706956657273696f6e3a2076310a6b696e643a20436f6e6669674d6170 ...)"))
+
+    def test_apply(self) -> None:
+        body = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nfoo:\n" + _BOMB)
+        code, obj, _ = self.request("PATCH", DEPLOY + "/d?fieldManager=x", body,
+                                    content_type="application/apply-patch+yaml")
+        self.assertEqual((code, obj["message"]), (
+            400, "error decoding YAML: error converting YAML to JSON: yaml: document contains "
+                 "excessive aliasing"))
+
+    def test_small_aliases(self) -> None:
+        body = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n  labels: &l {a: b}\n"
+                "  annotations: *l\n")
+        code, obj, _ = self.request("POST", CM, body, content_type="application/yaml")
+        self.assertEqual((code, obj["metadata"]["annotations"]), (201, {"a": "b"}))

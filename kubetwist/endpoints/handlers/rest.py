@@ -503,7 +503,13 @@ class ResourceHandlers:
             (C{invalid object type: apps/v2, Kind=Deployment}) or carrying managedFields; 409
             Conflict; 500 for fields not in the schema.
         """
-        applied = codec.decode_body(body, codec.APPLY_PATCH_YAML)
+        try:
+            applied = codec.decode_body(body, codec.APPLY_PATCH_YAML)
+        except errors.StatusError as e:
+            if getattr(e, "yaml_error", None) is None:
+                raise
+            raise errors.new_bad_request(f"error decoding YAML: {e.status['message']}") \
+                from None
         if not isinstance(applied, dict):
             raise errors.new_bad_request(
                 "error decoding YAML: the applied configuration must be an object")
