@@ -408,3 +408,59 @@ class YAMLAliasTests(KubeTestCase):
                 "  annotations: *l\n")
         code, obj, _ = self.request("POST", CM, body, content_type="application/yaml")
         self.assertEqual((code, obj["metadata"]["annotations"]), (201, {"a": "b"}))
+
+
+class ApplyTests(KubeTestCase):
+    """Server-side apply of values of the wrong type: structured-merge-diff's errors, then
+    Go's conversion of the merged object (recorded from kube-apiserver v1.32)."""
+
+    def apply(self, meta: str, spec: str) -> tuple:
+        body = ('{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"nd"%s},'
+                '"spec":{%s}}' % (meta, spec))
+        code, obj, _ = self.request("PATCH", DEPLOY + "/nd?dryRun=All&fieldManager=x", body,
+                                    content_type="application/apply-patch+yaml")
+        return code, obj.get("reason"), obj["message"]
+
+    def test_typed_patch_object(self) -> None:
+        prefix = "failed to create typed patch object (/nd; apps/v1, Kind=Deployment): "
+        for meta, spec, message in (
+            ("", '"replicas":"abc"', ".spec.replicas: expected numeric (int or float), got "
+                                     "string"),
+            ("", '"replicas":true', ".spec.replicas: expected numeric (int or float), got bool"),
+            ("", '"paused":"x"', ".spec.paused: expected boolean, got &{x}"),
+            ("", '"paused":1', ".spec.paused: expected boolean, got &{1}"),
+            ("", '"minReadySeconds":[1]', ".spec.minReadySeconds: expected numeric (int or "
+                                          "float), got []interface {}"),
+            ("", '"template":{"spec":{"containers":[{"name":"c","image":5}]}}',
+             '.spec.template.spec.containers[name="c"].image: expected string, got '
+             "&value.valueUnstructured{Value:5}"),
+            ("", '"template":{"spec":{"containers":[{"name":"c","image":[1]}]}}',
+             '.spec.template.spec.containers[name="c"].image: expected string, got '
+             "&value.valueUnstructured{Value:[]interface {}{1}}"),
+            ("", '"template":{"spec":{"containers":{}}}',
+             ".spec.template.spec.containers: expected list, got &{map[]}"),
+            (',"labels":[]', "", ".metadata.labels: expected map, got &{[]}"),
+            (',"labels":{"a":1}', "", ".metadata.labels.a: expected string, got "
+                                      "&value.valueUnstructured{Value:1}"),
+            ("", '"template":"x"', ".spec.template: expected map, got &{x}"),
+            ("", '"replicas":"a","paused":"x"',
+             "errors:\n  .spec.paused: expected boolean, got &{x}\n  .spec.replicas: expected "
+             "numeric (int or float), got string"),
+        ):
+            self.assertEqual(self.apply(meta, spec), (500, None, prefix + message))
+
+    def test_conversion(self) -> None:
+        prefix = ("failed to convert new object (/nd; apps/v1, Kind=Deployment) to proper "
+                  "version: unable to convert unstructured object to apps/v1, Kind=Deployment: ")
+        for meta, spec, message in (
+            ("", '"strategy":{"rollingUpdate":{"maxSurge":true}}',
+             "json: cannot unmarshal bool into Go value of type int32"),
+            ("", '"template":{"spec":{"containers":[{"name":"c","resources":{"limits":'
+                 '{"cpu":true}}}]}}',
+             "quantities must match the regular expression "
+             "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+            (',"creationTimestamp":5', "",
+             "json: cannot unmarshal number into Go value of type string"),
+            ("", '"replicas":1.5', "cannot convert float64 to int32"),
+        ):
+            self.assertEqual(self.apply(meta, spec), (500, None, prefix + message))

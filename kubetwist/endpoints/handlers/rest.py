@@ -520,8 +520,18 @@ class ResourceHandlers:
         manager = opts.first(q, "fieldManager", "")
         force = bool(opts.bool_param(q, "force"))
 
+        type_name = self.kind_type_name() if store is self.store else None
+
         def apply(current: dict) -> dict:
+            if type_name is not None:
+                _apply_type_check(applied, type_name, fm)
             new = fm.apply(current or None, applied, manager, force)
+            if type_name is not None:
+                problem = typed.converter_error(new, type_name)
+                if problem:
+                    raise _plain_error(
+                        f"failed to convert new object ({_gvknn(applied)}) to proper version: "
+                        f"unable to convert unstructured object to {_gvk(applied)}: {problem}")
             if not current:
                 self.check_kind(new)
                 self._default(store, new)
@@ -833,6 +843,34 @@ def _optional_body(request: Any) -> Optional[dict]:
     if message:
         raise _plain_error(message)
     return obj
+
+
+def _gvk(obj: dict) -> str:
+    group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
+    return f"{group}/{version}, Kind={obj.get('kind', '')}"
+
+
+def _gvknn(obj: dict) -> str:
+    """C{namespace/name; group/version, Kind=K} of an object, as upstream's field manager
+    errors print it."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}; {_gvk(obj)}"
+
+
+def _apply_type_check(applied: dict, type_name: str, fm: Any) -> None:
+    """
+    Server-side apply's typed patch object: a value of the wrong type in the applied
+    configuration is upstream's 500 C{failed to create typed patch object (/d; apps/v1,
+    Kind=Deployment): .spec.replicas: expected numeric (int or float), got string}
+    (structured-merge-diff's validation, L{fmvalidate.type_errors}).
+    """
+    from kubetwist.apimachinery.fieldmanager import merge
+    from kubetwist.apimachinery.fieldmanager import validate as fmvalidate
+
+    errs = fmvalidate.type_errors(applied, type_name, fm.schema)
+    if errs:
+        raise _plain_error(
+            f"failed to create typed patch object ({_gvknn(applied)}): {merge.SchemaError(errs)}")
 
 
 def _plain_error(message: str) -> errors.StatusError:
