@@ -379,7 +379,7 @@ class DeleteOptionsTests(KubeTestCase):
 
 _BOMB = "".join(
     f"  {name}: &{name} [{', '.join([ref] * 9)}]\n"
-    for name, ref in zip("abcdefghi", ['"lol"'] + [f"*{c}" for c in "abcdefgh"]))
+    for name, ref in zip("abcdefghi", ['"lol"'] + [f"*{c}" for c in "abcdefgh"], strict=True))
 
 
 class YAMLAliasTests(KubeTestCase):

@@ -366,4 +366,4 @@ def install_service_account_tokens(server: Any, stores: dict, config: ServiceAcc
 
 
 __all__ = ["DEFAULT_EXPIRATION_SECONDS", "ServiceAccountTokenConfig", "TokenREST",
-           "decode_token_request", "install_service_account_tokens", "validate_token_request"]
+           "install_service_account_tokens", "token_request", "validate_token_request"]
