@@ -446,6 +446,13 @@ class CustomResourceHandlers(ResourceHandlers):
 
         return fmtyped.for_structural(self.cr.schema)
 
+    def expect(self) -> Any:
+        """The body kind: unstructured (see L{kubetwist.runtime.decode.Expect})."""
+        from kubetwist.runtime.decode import Expect
+
+        return Expect(self.spec.group, (self.spec.version,), self.spec.kind, typed=False,
+                      unstructured=True)
+
     def decode_object(self, request: Any, body: bytes) -> dict:
         obj = super().decode_object(request, body)
         kind, version = self.spec.kind, self.spec.version

@@ -39,6 +39,8 @@ class Expect:
         "pkg/api/legacyscheme/scheme.go:30"}).
     @ivar typed: apply typed conversion and strict decoding from the kind's type table (when
         there is one).
+    @ivar unstructured: a custom resource (decoded as C{unstructured.Unstructured}, whose
+        C{metadata} errors have no struct context).
     """
 
     group: str
@@ -46,6 +48,7 @@ class Expect:
     kind: str
     scheme: str = ""
     typed: bool = True
+    unstructured: bool = False
 
     @property
     def version(self) -> str:
@@ -212,8 +215,9 @@ def decode(body: bytes, content_type: str, expect: Expect,
         obj["metadata"] = {}
     elif not isinstance(obj["metadata"], dict):
         # a kind without a type table: Go's decoder still has ObjectMeta there
+        where = ((), "") if expect.unstructured else (("metadata",), expect.kind)
         raise cannot_handle(obj, expect, typed._Decode.type_error(
-            typed._json_kind(obj["metadata"]), expect.kind, ("metadata",), "v1.ObjectMeta"))
+            typed._json_kind(obj["metadata"]), where[1], where[0], "v1.ObjectMeta"))
     return Decoded(obj, warnings)
 
 

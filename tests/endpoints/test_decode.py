@@ -464,3 +464,23 @@ class ApplyTests(KubeTestCase):
             ("", '"replicas":1.5', "cannot convert float64 to int32"),
         ):
             self.assertEqual(self.apply(meta, spec), (500, None, prefix + message))
+
+
+class CustomResourceTests(KubeTestCase):
+    """Custom resources have no type table: only their metadata is typed, as upstream's
+    unstructured decoding does (recorded from kube-apiserver v1.32)."""
+
+    def test_metadata(self) -> None:
+        from tests.apiextensions.test_customresources import CRD, CRDS, WIDGETS
+
+        code, _, _ = self.request("POST", CRDS, CRD)
+        self.assertEqual(code, 201)
+        for _ in range(5):
+            self.clock.advance(0)
+        for meta, what in (('"x"', "string"), ("[]", "array")):
+            code, obj, _ = self.request(
+                "POST", WIDGETS + "?dryRun=All",
+                '{"apiVersion":"example.com/v1","kind":"Widget","metadata":%s}' % meta)
+            self.assertEqual((code, obj["message"]), (
+                400, 'Widget in version "v1" cannot be handled as a Widget: json: cannot '
+                     f"unmarshal {what} into Go value of type v1.ObjectMeta"))
