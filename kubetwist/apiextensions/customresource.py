@@ -32,13 +32,12 @@ from kubetwist.apiextensions import jsonpath, schemaops
 from kubetwist.apiextensions import validation as crdv
 from kubetwist.apiextensions.conversion import ConvertingStorage
 from kubetwist.apimachinery import field as fe
-from kubetwist.apimachinery import patch as patchlib
 from kubetwist.apimachinery import validation as mv
 from kubetwist.apimachinery.field import FieldError, Path
 from kubetwist.endpoints.handlers import options as opts
-from kubetwist.endpoints.handlers.rest import ResourceHandlers, read_body
+from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.installer import APIGroupVersion, APIResource
-from kubetwist.endpoints.responses import write_object
+from kubetwist.registry.generic.scale import ScaleREST
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import ResourceSpec, Strategy, TableConvertor
 from kubetwist.runtime import codec, errors
@@ -350,13 +349,15 @@ def _set_nested(obj: dict, dotted: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
-class CustomResourceScaleREST:
+class CustomResourceScaleREST(ScaleREST):
     """The C{scale} subresource of a custom resource (upstream
-    C{customresource.ScaleREST}): an C{autoscaling/v1 Scale} over C{specReplicasPath},
-    C{statusReplicasPath} and C{labelSelectorPath}."""
+    C{customresource.ScaleREST}): the L{ScaleREST} over C{specReplicasPath},
+    C{statusReplicasPath} and C{labelSelectorPath}; no strategic merge patches."""
+
+    patch_types = CR_PATCH_TYPES
 
     def __init__(self, store: Store, scale: dict) -> None:
-        self.store = store
+        super().__init__(store)
         self.scale = scale
 
     def to_scale(self, obj: dict) -> dict:
@@ -378,64 +379,8 @@ class CustomResourceScaleREST:
             "status": status,
         }
 
-    async def get(self, request: Any, handlers: Any, namespace: str, name: str, out: Any) -> None:
-        obj = await self.store.get(namespace, name)
-        write_object(request, 200, self.to_scale(obj), out.media)
-
-    async def _write(self, request: Any, handlers: Any, namespace: str, name: str, out: Any,
-                     dry: bool, make_scale: Callable[[dict], Any]) -> None:
-        admission = handlers._admission(request, namespace, name, "scale", dry)
-        spec = self.store.spec
-
-        async def transform(current: dict | None) -> dict:
-            if current is None:
-                raise errors.new_not_found(spec.group, spec.resource, name)
-            scale = make_scale(self.to_scale(current))
-            if not isinstance(scale, dict) or scale.get("kind", "Scale") != "Scale":
-                raise errors.new_bad_request("the body of the request is not a Scale")
-            rv = (scale.get("metadata") or {}).get("resourceVersion")
-            if rv and rv != current["metadata"].get("resourceVersion"):
-                raise errors.new_conflict(spec.group, spec.resource, name,
-                                          errors.OPTIMISTIC_LOCK_ERROR_MSG)
-            replicas = (scale.get("spec") or {}).get("replicas", 0)
-            if not isinstance(replicas, int) or isinstance(replicas, bool):
-                raise errors.new_bad_request("spec.replicas must be an integer")
-            if replicas < 0:
-                raise errors.new_invalid("autoscaling", "Scale", name, [fe.invalid(
-                    "spec.replicas", replicas, "must be greater than or equal to 0")])
-            new = copy.deepcopy(current)
-            _set_nested(new, self.scale["specReplicasPath"], replicas)
-            # managedFields: an Update entry with subresource "scale"
-            return handlers.field_manager("scale").update(current, new,
-                                                          handlers.manager_name(request))
-
-        obj, _ = await self.store.update(namespace, name, transform, admission, dry)
-        write_object(request, 200, self.to_scale(obj), out.media)
-
-    async def update(self, request: Any, handlers: Any, namespace: str, name: str, out: Any,
-                     dry: bool) -> None:
-        raw = read_body(request)
-        try:
-            body = codec.decode_body(raw, codec.JSON)
-        except codec.JSONSyntaxError as e:
-            raise errors.new_bad_request(
-                f"the object provided is unrecognized (must be of type Scale): couldn't get "
-                f"version/kind; json parse error: {e} ({codec.summarize_data(raw)})") from None
-        await self._write(request, handlers, namespace, name, out, dry, lambda cur: body)
-
-    async def patch(self, request: Any, handlers: Any, namespace: str, name: str, out: Any,
-                    dry: bool, ctype: str, body: bytes) -> None:
-        if ctype not in CR_PATCH_TYPES:
-            raise unsupported_patch_type()
-
-        def apply(cur: dict) -> dict:
-            if ctype == codec.JSON_PATCH:
-                return patchlib.apply_json_patch(cur, body)
-            doc = codec.decode_body(body, codec.YAML if ctype == codec.APPLY_PATCH_YAML
-                                    else codec.JSON)
-            return patchlib.apply_merge_patch(cur, codec.encode_json(doc))
-
-        await self._write(request, handlers, namespace, name, out, dry, apply)
+    def set_replicas(self, obj: dict, replicas: int) -> None:
+        _set_nested(obj, self.scale["specReplicasPath"], replicas)
 
 
 def unsupported_patch_type() -> errors.StatusError:
@@ -500,6 +445,13 @@ class CustomResourceHandlers(ResourceHandlers):
         from kubetwist.apimachinery.fieldmanager import typed as fmtyped
 
         return fmtyped.for_structural(self.cr.schema)
+
+    def expect(self) -> Any:
+        """The body kind: unstructured (see L{kubetwist.runtime.decode.Expect})."""
+        from kubetwist.runtime.decode import Expect
+
+        return Expect(self.spec.group, (self.spec.version,), self.spec.kind, typed=False,
+                      unstructured=True)
 
     def decode_object(self, request: Any, body: bytes) -> dict:
         obj = super().decode_object(request, body)

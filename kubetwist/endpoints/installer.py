@@ -23,7 +23,7 @@ from kubetwist.endpoints.discovery import (
     DiscoveredResource,
     api_resource_list,
 )
-from kubetwist.endpoints.handlers.rest import ResourceHandlers
+from kubetwist.endpoints.handlers.rest import ResourceHandlers, create_on
 from kubetwist.endpoints.responses import funnel
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import VERB_CAPABILITIES, ResourceSpec, verbs_of
@@ -167,8 +167,9 @@ class APIGroupVersion:
         """
         Add a subresource to an installed resource: its route (for C{verbs}, of C{get update
         patch create delete}) and its discovery entry.  C{storage} follows the protocol of
-        L{kubetwist.registry.generic.scale.ScaleREST} (e.g. the ServiceAccount C{token}
-        subresource's C{create(request, handlers, namespace, name)}).
+        L{kubetwist.registry.generic.scale.ScaleREST}, or creates (the ServiceAccount C{token}
+        subresource: C{expect} and C{create(namespace, name, obj, dry_run, admission)}, see
+        L{kubetwist.endpoints.handlers.rest.create_on}).
 
         @raise KeyError: C{resource} is not installed.
         """
@@ -217,9 +218,9 @@ class APIGroupVersion:
                 return await h.update(request, namespace, name, subresource)
             if m == b"PATCH":
                 return await h.patch(request, namespace, name, subresource)
-            sub = h.subresources[subresource]
             if m == b"POST":
-                return await sub.create(request, h, namespace, name)
+                return await h.create_subresource(request, namespace, name, subresource)
+            sub = h.subresources[subresource]
             return await sub.delete(request, h, namespace, name)
         return subresource
 
@@ -263,8 +264,8 @@ class APIGroupVersion:
 class RESTResourceHandlers:
     """
     The handlers of a resource served by a REST object instead of a L{Store} (upstream
-    C{LegacyBindingREST} for C{bindings}): only C{create}, delegated to the REST object's
-    C{create(request, handlers, namespace, name)} with no name.
+    C{LegacyBindingREST} for C{bindings}): only C{create}, through
+    L{kubetwist.endpoints.handlers.rest.create_on} with no name.
 
     @ivar spec: the resource's table row.
     @ivar rest: the REST object.
@@ -283,7 +284,7 @@ class RESTResourceHandlers:
             self.spec, subresource, namespace, name, getattr(request, "kube_user", None), dry)
 
     async def create(self, request, namespace: str) -> None:
-        await self.rest.create(request, self, namespace, "")
+        await create_on(self, request, namespace, "", self.rest)
 
 
 def status_subresource(store: Store, status_strategy) -> Store:

@@ -135,6 +135,79 @@ for _first, _resolvers in list(_Loader.yaml_implicit_resolvers.items()):
     ]
 
 
+# go-yaml v2 reads any plain scalar strconv.ParseFloat accepts as a float: 1e3 too (PyYAML's
+# YAML 1.1 float needs a point)
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float",
+                              re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$"),
+                              list("-+0123456789"))
+
+
+class YAMLAliasError(ValueError):
+    """A YAML document whose aliases expand too much (go-yaml v2's limit)."""
+
+    def __init__(self) -> None:
+        super().__init__("yaml: document contains excessive aliasing")
+
+
+def _allowed_alias_ratio(decodes: int) -> float:
+    """go-yaml v2 C{allowedAliasRatio}: 99% of the decodes of a small document may come from
+    alias expansion, 10% of a large one, scaled in between."""
+    low, high = 400_000, 4_000_000
+    if decodes <= low:
+        return 0.99
+    if decodes >= high:
+        return 0.10
+    return 0.99 - 0.89 * ((decodes - low) / (high - low))
+
+
+def check_aliasing(root: Any) -> None:
+    """
+    go-yaml v2's defence against alias bombs (a 1 KB document of nested aliases that expands
+    to gigabytes): count the nodes decoding would visit, aliases expanded, and refuse the
+    document once more than 100 of over 1000 come from aliases beyond the allowed ratio.
+    The walk stops there, so the work is bounded whatever the expansion.
+
+    @param root: a composed PyYAML node graph (an alias is the anchored node itself,
+        visited again).
+    @raise YAMLAliasError: C{yaml: document contains excessive aliasing}.
+    """
+    seen_anchor: set = set()
+    decodes = aliases = 0
+    stack: list = [(root, False)]
+    while stack:
+        node, in_alias = stack.pop()
+        decodes += 1
+        if in_alias:
+            aliases += 1
+        if aliases > 100 and decodes > 1000 and \
+                aliases / decodes > _allowed_alias_ratio(decodes):
+            raise YAMLAliasError()
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            continue
+        # a node met again is reached through an alias
+        alias_here = in_alias or id(node) in seen_anchor
+        seen_anchor.add(id(node))
+        for child in reversed(children):
+            stack.append((child, alias_here or id(child) in seen_anchor))
+
+
+def _load_yaml(body: bytes) -> Any:
+    """PyYAML load with go-yaml's alias limit checked on the composed graph first."""
+    loader = _Loader(body)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        check_aliasing(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 class JSONSyntaxError(ValueError):
     """Malformed JSON; C{str()} is Go's C{encoding/json} wording."""
 
@@ -192,15 +265,50 @@ def decode_body(body: bytes, content_type: str) -> Any:
             except orjson.JSONDecodeError:
                 pass
         try:
-            return yaml.load(body, Loader=_Loader)
-        except yaml.YAMLError as e:
-            raise errors.new_bad_request(
-                f"error converting YAML to JSON: {str(e).splitlines()[0]}"
-            ) from None
+            return _yaml_numbers(_load_yaml(body))
+        except (yaml.YAMLError, YAMLAliasError) as e:
+            text = str(e) if isinstance(e, YAMLAliasError) else str(e).splitlines()[0]
+            err = errors.new_bad_request(f"error converting YAML to JSON: {text}")
+            err.yaml_error = text
+            raise err from None
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as e:
-        raise JSONSyntaxError(go_json_error(body, e)) from None
+        return _slow_json(body, e)
+
+
+def _slow_json(body: bytes, err: Exception) -> Any:
+    """What orjson refuses but Go accepts (nesting past 1024 levels, numbers past a double):
+    the iterative parser; Go's C{exceeded max depth} past 10000 levels."""
+    from kubetwist.runtime import jsonparse
+
+    try:
+        return jsonparse.loads(body)
+    except jsonparse.DepthError as e:
+        raise JSONSyntaxError(str(e)) from None
+    except (ValueError, UnicodeDecodeError):
+        raise JSONSyntaxError(go_json_error(body, err)) from None
+
+
+def _yaml_numbers(doc: Any) -> Any:
+    """
+    Whole floats of a YAML document as integers (C{1.0}, C{1e3}): C{sigs.k8s.io/yaml} turns
+    YAML into JSON with Go's C{json.Marshal}, which writes a whole C{float64} below 1e21
+    without a point.  Iterative.
+    """
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) \
+            if isinstance(node, list) else ()
+        for k, v in list(items):
+            if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+                node[k] = int(v)
+            elif isinstance(v, (dict, list)):
+                stack.append(v)
+    if isinstance(doc, float) and doc.is_integer() and abs(doc) < 1e21:
+        return int(doc)
+    return doc
 
 
 def strict_body_errors(body: bytes, content_type: str, type_name: str) -> list[str]:

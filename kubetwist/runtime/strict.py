@@ -46,7 +46,12 @@ def parse_json_pairs(body: bytes) -> Any:
 
     @raise ValueError: malformed JSON.
     """
-    return json.loads(body, object_pairs_hook=Pairs)
+    try:
+        return json.loads(body, object_pairs_hook=Pairs)
+    except RecursionError:
+        from kubetwist.runtime import jsonparse
+
+        return jsonparse.loads(body, object_hook=Pairs)
 
 
 @lru_cache(maxsize=None)

@@ -10,6 +10,7 @@ PartialObjectMetadata), encode.  Errors go through L{kubetwist.endpoints.respons
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -23,8 +24,10 @@ from kubetwist.apimachinery.fieldmanager import typed as fmtyped
 from kubetwist.endpoints import table as tablelib
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.responses import write_object
+from kubetwist.registry.generic.scale import ScaleREST, patch_scale
 from kubetwist.registry.generic.store import Store
-from kubetwist.runtime import codec, errors, strict
+from kubetwist.runtime import codec, errors, strict, typed
+from kubetwist.runtime import decode as decodelib
 from kubetwist.runtime import types as typetables
 from kubetwist.storage.interfaces import INITIAL_EVENTS_END_ANNOTATION, WatchEvent
 
@@ -138,44 +141,44 @@ class ResourceHandlers:
             return
         write_object(request, code, obj, out.media)
 
+    def expect(self) -> decodelib.Expect:
+        """The kind this resource's bodies must be (L{kubetwist.runtime.decode.Expect})."""
+        return decodelib.Expect(self.spec.group, (self.spec.version,), self.spec.kind)
+
     def decode_object(self, request: Any, body: bytes) -> dict:
         """
-        L{_decode_object}, then strict decoding as upstream's C{create.go}/C{update.go} with
-        the request's C{fieldValidation}: the unknown fields of a built-in kind (found from its
-        type table, L{kubetwist.runtime.strict}) are always dropped, as Go's decoder drops them;
+        The create/update body through the one body decoder (L{kubetwist.runtime.decode}):
+        content type, JSON/YAML/protobuf, kind check, typed conversion, then strict decoding
+        with the request's C{fieldValidation} (upstream C{create.go}/C{update.go}): the
+        unknown fields of a built-in kind are always dropped, as Go's decoder drops them;
         unknown and duplicate fields are refused under C{Strict} (400 BadRequest C{Pod in
         version "v1" cannot be handled as a Pod: strict decoding error: unknown field
         "spec.foo", duplicate field "metadata.name"}), become C{Warning}s under C{Warn} (the
         default) and are ignored under C{Ignore}.  A kind without a type table falls back to
         C{Strategy.unknown_fields}.
 
-        @raise StatusError: the above 400; 422 Invalid C{CreateOptions}/C{UpdateOptions} for
+        @raise StatusError: the decoder's 400 (malformed, other kind or version, a value of
+            the wrong type) and 415; 422 Invalid C{CreateOptions}/C{UpdateOptions} for
             another C{fieldValidation} value.
         """
-        obj = self._decode_object(request, body)
-        type_name = self.kind_type_name()
-        finder = getattr(self.store.strategy, "unknown_fields", None)
-        if type_name is None and finder is None:
-            return obj
         from kubetwist.apiextensions.customresource import field_validation_mode
 
-        mode = field_validation_mode(request)
-        if type_name is None:
+        type_name = self.kind_type_name()
+        finder = getattr(self.store.strategy, "unknown_fields", None)
+        mode = field_validation_mode(request) if type_name is not None or finder is not None \
+            else "Ignore"
+        decoded = decodelib.decode(body, _content_type(request), self.expect(), mode,
+                                   protobuf_decoder=self.decode_protobuf)
+        obj = decoded.obj
+        if decoded.warnings:
+            _add_warnings(request, decoded.warnings)
+        if type_name is None and finder is not None:
             errs = [f'unknown field "{p}"' for p in finder(obj)]
-        else:
-            ctype = codec.content_type_of(
-                (request.getHeader(b"content-type") or b"").decode("latin-1")) or codec.JSON
-            errs = []
-            if mode != "Ignore" and ctype != codec.PROTOBUF:
-                errs = codec.strict_body_errors(body, ctype, type_name)
-            strict.prune_unknown(obj, type_name)
-        if errs and mode == "Strict":
-            kind, version = obj.get("kind") or self.spec.kind, self.spec.version
-            raise errors.new_bad_request(
-                f'{kind} in version "{version}" cannot be handled as a {self.spec.kind}: '
-                f"{strict.strict_decoding_message(errs)}")
-        if errs and mode == "Warn":
-            _add_warnings(request, strict.warnings_of(errs))
+            if errs and mode == "Strict":
+                raise decodelib.cannot_handle(obj, self.expect(),
+                                              strict.strict_decoding_message(errs))
+            if errs and mode == "Warn":
+                _add_warnings(request, strict.warnings_of(errs))
         return obj
 
     def kind_type_name(self) -> Optional[str]:
@@ -183,94 +186,16 @@ class ResourceHandlers:
         C{None} (custom resources, kinds without a table)."""
         return typetables.lookup_kind(self.spec.group, self.spec.version, self.spec.kind)
 
-    def _decode_object(self, request: Any, body: bytes) -> dict:
-        """
-        Decode a create/update body and check its kind against the URL (upstream create.go).
-
-        @raise StatusError: 400 BadRequest (malformed, missing kind, other version or kind),
-            415 UnsupportedMediaType.
-        """
-        ctype = codec.content_type_of(
-            (request.getHeader(b"content-type") or b"application/json").decode("latin-1")
-        )
-        if ctype == codec.PROTOBUF:
-            obj = self.decode_protobuf(body)
-            self.check_kind(obj, body)
-            obj.setdefault("metadata", {})
-            if obj["metadata"] is None:
-                obj["metadata"] = {}
-            return obj
-        if ctype not in (codec.JSON, codec.YAML, "application/x-yaml", "text/yaml", ""):
-            raise errors.new_unsupported_media_type(ctype)
-        try:
-            obj = codec.decode_body(body, ctype or codec.JSON)
-        except codec.JSONSyntaxError as e:
-            raise errors.new_bad_request(
-                f"the object provided is unrecognized (must be of type {self.spec.kind}): "
-                f"couldn't get version/kind; json parse error: {e} "
-                f"({codec.summarize_data(body)})"
-            ) from None
-        if not isinstance(obj, dict):
-            raise errors.new_bad_request(
-                "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                f"{type(obj).__name__} into Go value of type struct {{ APIVersion string "
-                '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
-            )
-        self.check_kind(obj, body)
-        if "metadata" in obj and not isinstance(obj["metadata"], dict) and obj["metadata"] is not None:
-            raise errors.new_bad_request(
-                f"{self.spec.kind} in version \"{self.spec.version}\" cannot be handled as a "
-                f"{self.spec.kind}: json: cannot unmarshal into Go struct field "
-                f"{self.spec.kind}.metadata of type v1.ObjectMeta"
-            )
-        if obj.get("metadata") is None:
-            obj["metadata"] = {}
-        return obj
-
     def decode_protobuf(self, body: bytes) -> dict:
         """A protobuf body (C{application/vnd.kubernetes.protobuf}) as its JSON-shaped dict.
 
         @raise StatusError: 400 BadRequest (malformed), 415 UnsupportedMediaType (a kind with
             no protobuf definition, e.g. a custom resource)."""
-        from kubetwist.runtime import protobuf
-
-        try:
-            return protobuf.decode(body, default_gvk=(self.spec.group, self.spec.version,
-                                                      self.spec.kind))
-        except protobuf.UnsupportedKindError:
-            raise errors.make_status(
-                415, "UnsupportedMediaType",
-                f"the body of the request was in an unknown format - accepted media types "
-                f"include: application/json, application/yaml (protobuf is not supported for "
-                f"{self.spec.kind})") from None
+        return decodelib._protobuf(body, self.expect())
 
     def check_kind(self, obj: dict, body: bytes = b"") -> None:
-        kind = obj.get("kind")
-        api_version = obj.get("apiVersion")
-        if kind is not None and not isinstance(kind, str) or (
-            api_version is not None and not isinstance(api_version, str)
-        ):
-            raise errors.new_bad_request("couldn't get version/kind; json parse error: "
-                                         "kind and apiVersion must be strings")
-        if not kind:
-            # upstream defaults the kind from the URL when the body omits it
-            obj["kind"] = self.spec.kind
-            kind = self.spec.kind
-        if not api_version:
-            obj["apiVersion"] = self.spec.api_version
-            api_version = self.spec.api_version
-        if api_version != self.spec.api_version:
-            raise errors.new_bad_request(
-                f"the API version in the data ({api_version}) does not match the expected API "
-                f"version ({self.spec.api_version})"
-            )
-        if kind != self.spec.kind:
-            version = api_version.rsplit("/", 1)[-1]
-            raise errors.new_bad_request(
-                f'{kind} in version "{version}" cannot be handled as a {self.spec.kind}: '
-                f'no kind "{kind}" is registered for the internal version of group '
-                f'"{self.spec.group}" in scheme'
-            )
+        """L{kubetwist.runtime.decode.check_kind} against this resource's kind."""
+        decodelib.check_kind(obj, self.expect(), body)
 
     def _default(self, store: Store, obj: dict) -> None:
         store.strategy.default(obj)
@@ -469,11 +394,12 @@ class ResourceHandlers:
                                      "CreateOptions")
         obj = self.decode_object(request, read_body(request))
         self._default(self.store, obj)
-        request.kube_warnings = _warnings_so_far(request) + list(self.store.strategy.warnings(obj))
+        warnings = list(self.store.strategy.warnings(obj))
         if list(self.spec.verbs or ()) != ["create"]:
             # create-only virtual resources (reviews, bindings) answer without managedFields
             obj = self.field_manager().update(None, obj, self.manager_name(request))
-        admission = self._admission(request, namespace, "", "", dry)
+        admission = _warn_when_valid(self._admission(request, namespace, "", "", dry),
+                                     request, warnings)
         created = await self.store.create(namespace, obj, admission, dry)
         self._respond(request, 201, created, out)
 
@@ -483,19 +409,22 @@ class ResourceHandlers:
         out = negotiate(request)
         dry = opts.dry_run(q)
         store = self.subresources[subresource] if subresource else self.store
+        if isinstance(store, ScaleREST):
+            return await self._update_scale(request, namespace, name, store, out, dry)
         if not isinstance(store, Store):
             return await store.update(request, self, namespace, name, out, dry)
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""), None, False,
                                      "UpdateOptions")
         obj = self.decode_object(request, read_body(request))
         self._default(store, obj)
-        request.kube_warnings = _warnings_so_far(request) + list(store.strategy.warnings(obj))
+        warnings = list(store.strategy.warnings(obj))
         fm, manager = self.field_manager(subresource), self.manager_name(request)
 
         async def transform(current: Optional[dict]) -> dict:
             return fm.update(current, copy.deepcopy(obj), manager)
 
-        admission = self._admission(request, namespace, name, subresource, dry)
+        admission = _warn_when_valid(
+            self._admission(request, namespace, name, subresource, dry), request, warnings)
         result, created = await store.update(namespace, name, transform, admission, dry)
         self._respond(request, 201 if created else 200, result, out)
 
@@ -514,6 +443,9 @@ class ResourceHandlers:
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""),
                                      opts.bool_param(q, "force"), is_apply)
         body = read_body(request)
+        if isinstance(store, ScaleREST):
+            return await self._patch_scale(request, namespace, name, store, out, dry, ctype,
+                                           body)
         if not isinstance(store, Store):
             return await store.patch(request, self, namespace, name, out, dry, ctype, body)
         apply_patch = self.patch_applier(ctype, body, store, request)
@@ -571,7 +503,13 @@ class ResourceHandlers:
             (C{invalid object type: apps/v2, Kind=Deployment}) or carrying managedFields; 409
             Conflict; 500 for fields not in the schema.
         """
-        applied = codec.decode_body(body, codec.APPLY_PATCH_YAML)
+        try:
+            applied = codec.decode_body(body, codec.APPLY_PATCH_YAML)
+        except errors.StatusError as e:
+            if getattr(e, "yaml_error", None) is None:
+                raise
+            raise errors.new_bad_request(f"error decoding YAML: {e.status['message']}") \
+                from None
         if not isinstance(applied, dict):
             raise errors.new_bad_request(
                 "error decoding YAML: the applied configuration must be an object")
@@ -582,8 +520,18 @@ class ResourceHandlers:
         manager = opts.first(q, "fieldManager", "")
         force = bool(opts.bool_param(q, "force"))
 
+        type_name = self.kind_type_name() if store is self.store else None
+
         def apply(current: dict) -> dict:
+            if type_name is not None:
+                _apply_type_check(applied, type_name, fm)
             new = fm.apply(current or None, applied, manager, force)
+            if type_name is not None:
+                problem = typed.converter_error(new, type_name)
+                if problem:
+                    raise _plain_error(
+                        f"failed to convert new object ({_gvknn(applied)}) to proper version: "
+                        f"unable to convert unstructured object to {_gvk(applied)}: {problem}")
             if not current:
                 self.check_kind(new)
                 self._default(store, new)
@@ -607,9 +555,34 @@ class ResourceHandlers:
             patched["metadata"] = {}
         type_name = self.kind_type_name() if request is not None else None
         if type_name is not None:
+            self._patch_typed(ctype, body, patched, type_name)
             self._patch_field_validation(request, ctype, body, patched, type_name)
         self._default(store, patched)
         return patched
+
+    @staticmethod
+    def _patch_typed(ctype: str, body: bytes, patched: dict, type_name: str) -> None:
+        """
+        Typed conversion of a patched object, before strict decoding (upstream C{patch.go}: a
+        decoding error trumps the strict ones).  JSON and merge patches decode the patched
+        JSON (L{typed.check}); a strategic merge patch converts the patched map
+        (L{typed.converter_error}).
+
+        @raise StatusError: 422 Invalid, kind and name empty, one cause C{patch: Invalid
+            value: "<patched object JSON>": json: cannot unmarshal string into Go struct field
+            DeploymentSpec.spec.replicas of type int32} (strategic merge: the patch as Go
+            prints a map, then C{unrecognized type: int32}).
+        """
+        from kubetwist.apimachinery import field
+
+        if ctype == codec.STRATEGIC_MERGE_PATCH:
+            message = typed.converter_error(patched, type_name)
+            shown = strict.go_sprint(codec.decode_body(body, codec.JSON)) if message else ""
+        else:
+            message = typed.check(patched, type_name)
+            shown = strict.go_json(patched) if message else ""
+        if message:
+            raise errors.new_invalid("", "", "", [field.invalid("patch", shown, message)])
 
     def _patch_field_validation(self, request: Any, ctype: str, body: bytes, patched: dict,
                                 type_name: str) -> None:
@@ -677,6 +650,63 @@ class ResourceHandlers:
         result = await self.store.delete_collection(namespace, list_opts, delete_opts, admission, dry)
         write_object(request, 200, result, out.media)
 
+    # --- scale ---------------------------------------------------------------------------------
+    def _scale_recorder(self, request: Any):
+        fm, manager = self.field_manager("scale"), self.manager_name(request)
+        return lambda current, new: fm.update(current, new, manager)
+
+    async def _update_scale(self, request: Any, namespace: str, name: str, scale: ScaleREST,
+                            out: Output, dry: bool) -> None:
+        """C{PUT .../scale}: the body decoded as an C{autoscaling/v1 Scale} by the one body
+        decoder, then L{ScaleREST.update}."""
+        from kubetwist.apiextensions.customresource import field_validation_mode
+
+        decoded = decodelib.decode(read_body(request), _content_type(request), scale.expect,
+                                   field_validation_mode(request))
+        if decoded.warnings:
+            _add_warnings(request, decoded.warnings)
+        admission = self._admission(request, namespace, name, "scale", dry)
+        result = await scale.update(namespace, name, lambda current: decoded.obj, admission,
+                                    dry, self._scale_recorder(request))
+        write_object(request, 200, result, out.media)
+
+    async def _patch_scale(self, request: Any, namespace: str, name: str, scale: ScaleREST,
+                           out: Output, dry: bool, ctype: str, body: bytes) -> None:
+        """C{PATCH .../scale}: the current Scale patched (L{patch_scale}), typed as upstream
+        decodes the patched Scale (422 for a value of the wrong type), then
+        L{ScaleREST.update}.
+
+        @raise StatusError: 415 for a patch type the subresource does not take."""
+        if ctype not in scale.patch_types:
+            raise errors.make_status(
+                415, "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types "
+                "include: " + ", ".join(scale.patch_types))
+        type_name = scale.expect.type_name
+
+        def make_scale(current: dict) -> dict:
+            patched = patch_scale(current, ctype, body)
+            if isinstance(patched, dict) and type_name is not None:
+                self._patch_typed(ctype, body, patched, type_name)
+            return patched
+
+        admission = self._admission(request, namespace, name, "scale", dry)
+        result = await scale.update(namespace, name, make_scale, admission, dry,
+                                    self._scale_recorder(request))
+        write_object(request, 200, result, out.media)
+
+    # --- subresource CREATE --------------------------------------------------------------------
+    async def create_subresource(self, request: Any, namespace: str, name: str,
+                                 subresource: str) -> None:
+        """C{POST} on a subresource that creates (C{pods/binding}, C{pods/eviction},
+        C{serviceaccounts/token}: objects with an C{expect} body kind): L{create_on} its REST
+        object.  A connecter (C{exec}, C{attach}, C{proxy}...) handles the request itself."""
+        sub = self.subresources[subresource]
+        if getattr(sub, "expect", None) is None:
+            await sub.create(request, self, namespace, name)
+            return
+        await create_on(self, request, namespace, name, sub)
+
     # --- subresource GET -----------------------------------------------------------------------
     async def get_subresource(self, request: Any, namespace: str, name: str, subresource: str) -> None:
         out = negotiate(request)
@@ -684,8 +714,67 @@ class ResourceHandlers:
         if isinstance(sub, Store):
             obj = await sub.get(namespace, name)
             self._respond(request, 200, obj, out)
+        elif isinstance(sub, ScaleREST):
+            write_object(request, 200, await sub.get(namespace, name), out.media)
         else:
             await sub.get(request, self, namespace, name, out)
+
+
+def _warn_when_valid(admission: Any, request: Any, warnings: list[str]) -> Any:
+    """
+    The strategy's warnings join the request's only once the object has passed validation:
+    upstream's C{rest.BeforeCreate}/C{BeforeUpdate} add them after C{Validate}, so an invalid
+    object gets its 422 without C{Warning} headers.  The Store runs validating admission
+    right after its validation, so the warnings are added there, before it.
+    """
+    if not warnings:
+        return admission
+    validate = admission.validate
+
+    async def validate_then_warn(operation: str, obj: dict, old: Optional[dict]) -> None:
+        _add_warnings(request, warnings)
+        await validate(operation, obj, old)
+
+    return dataclasses.replace(admission, validate=validate_then_warn)
+
+
+async def create_on(handlers: Any, request: Any, namespace: str, name: str, rest: Any) -> None:
+    """
+    A create served by a REST object that is not a L{Store} (upstream C{createHandler} over a
+    C{rest.Creater}: the pod C{binding} and C{eviction} subresources, the legacy C{bindings}
+    resource, C{serviceaccounts/token}): negotiate (no Table), check C{dryRun}, decode the
+    body as the object's C{expect} kind with the one body decoder (its C{decode_protobuf}
+    for protobuf bodies), then C{rest.create(namespace, name, obj, dry_run, admission)} with
+    C{admission(name, subresource)} giving the request's L{Admission}; it answers C{(code,
+    result, warnings)}, written here.
+
+    @raise StatusError: the decoder's 400/415, 400 for a C{dryRun} other than C{All}, 406,
+        and the REST object's errors.
+    """
+    from kubetwist.apiextensions.customresource import field_validation_mode
+
+    q = _query(request)
+    out = negotiate(request, allow_transform=False)
+    dry = list(q.get("dryRun") or [])
+    opts.dry_run(q)
+    decoded = decodelib.decode(read_body(request), _content_type(request), rest.expect,
+                               field_validation_mode(request),
+                               protobuf_decoder=getattr(rest, "decode_protobuf", None))
+    if decoded.warnings:
+        _add_warnings(request, decoded.warnings)
+
+    def admission(admission_name: str, subresource: str) -> Any:
+        return handlers._admission(request, namespace, admission_name, subresource, bool(dry))
+
+    code, result, warnings = await rest.create(namespace, name, decoded.obj, dry, admission)
+    if warnings:
+        _add_warnings(request, warnings)
+    write_object(request, code, result, out.media)
+
+
+def _content_type(request: Any) -> str:
+    """The request's bare C{Content-Type} (C{""} when absent)."""
+    return codec.content_type_of((request.getHeader(b"content-type") or b"").decode("latin-1"))
 
 
 def _add_warnings(request: Any, texts: list[str]) -> None:
@@ -710,10 +799,20 @@ def _decode_patch(body: bytes) -> Any:
 
 
 def _optional_body(request: Any) -> Optional[dict]:
+    """
+    The C{DeleteOptions} body of a delete, or L{None} (upstream C{delete.go} decodes it with
+    the internal meta scheme's codec and answers its errors as plain errors: 500, no reason).
+
+    @raise StatusError: 500 C{couldn't get version/kind; json parse error: ...} (malformed,
+        not an object, a kind that is not a string), C{no kind "Pod" is registered for
+        version "v1" in scheme "pkg/apis/meta/internalversion/scheme/register.go:27"}, Go's
+        decoder error for a value of the wrong type (C{json: cannot unmarshal string into Go
+        struct field DeleteOptions.gracePeriodSeconds of type int64}).
+    """
     body = read_body(request)
     if not body.strip():
         return None
-    ctype = codec.content_type_of((request.getHeader(b"content-type") or b"").decode("latin-1"))
+    ctype = _content_type(request)
     if ctype == codec.PROTOBUF:
         from kubetwist.runtime import protobuf
 
@@ -721,9 +820,61 @@ def _optional_body(request: Any) -> Optional[dict]:
     try:
         obj = codec.decode_body(body, ctype or codec.JSON)
     except codec.JSONSyntaxError as e:
-        raise errors.new_bad_request(
-            f"the object provided is unrecognized (must be of type DeleteOptions): couldn't "
-            f"get version/kind; json parse error: {e} ({codec.summarize_data(body)})") from None
-    if obj is not None and not isinstance(obj, dict):
-        raise errors.new_bad_request("DeleteOptions must be a JSON object")
+        raise _plain_error(f"couldn't get version/kind; json parse error: {e}") from None
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise _plain_error(
+            "couldn't get version/kind; json parse error: json: cannot unmarshal "
+            f"{typed._json_kind(obj)} into Go value of type struct {{ APIVersion string "
+            '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')
+    for key in ("kind", "apiVersion"):
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise _plain_error(
+                "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                f"{typed._json_kind(obj[key])} into Go struct field .{key} of type string")
+    kind = obj.get("kind") or "DeleteOptions"
+    if kind != "DeleteOptions":
+        raise _plain_error(
+            f'no kind "{kind}" is registered for version "{obj.get("apiVersion") or ""}" in '
+            'scheme "pkg/apis/meta/internalversion/scheme/register.go:27"')
+    message = typed.decode_error(obj, typetables.lookup_kind("", "v1", "DeleteOptions"), body,
+                                 json_body=(ctype or codec.JSON) == codec.JSON)
+    if message:
+        raise _plain_error(message)
     return obj
+
+
+def _gvk(obj: dict) -> str:
+    group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
+    return f"{group}/{version}, Kind={obj.get('kind', '')}"
+
+
+def _gvknn(obj: dict) -> str:
+    """C{namespace/name; group/version, Kind=K} of an object, as upstream's field manager
+    errors print it."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}; {_gvk(obj)}"
+
+
+def _apply_type_check(applied: dict, type_name: str, fm: Any) -> None:
+    """
+    Server-side apply's typed patch object: a value of the wrong type in the applied
+    configuration is upstream's 500 C{failed to create typed patch object (/d; apps/v1,
+    Kind=Deployment): .spec.replicas: expected numeric (int or float), got string}
+    (structured-merge-diff's validation, L{fmvalidate.type_errors}).
+    """
+    from kubetwist.apimachinery.fieldmanager import merge
+    from kubetwist.apimachinery.fieldmanager import validate as fmvalidate
+
+    errs = fmvalidate.type_errors(applied, type_name, fm.schema)
+    if errs:
+        raise _plain_error(
+            f"failed to create typed patch object ({_gvknn(applied)}): {merge.SchemaError(errs)}")
+
+
+def _plain_error(message: str) -> errors.StatusError:
+    """A plain Go error as upstream's C{ErrorToAPIStatus} answers it: 500, no reason."""
+    err = errors.make_status(500, "", message)
+    err.status.pop("reason", None)
+    return err

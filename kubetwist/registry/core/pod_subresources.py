@@ -2,8 +2,9 @@
 """
 The pod subresources that write: C{pods/binding} (and the legacy C{bindings} resource) and
 C{pods/eviction}, as upstream C{pkg/registry/core/pod/storage/storage.go} (C{BindingREST},
-C{LegacyBindingREST}) and C{eviction.go} (C{EvictionREST}) serve them, with the request
-decoding of C{k8s.io/apiserver/pkg/endpoints/handlers/create.go}.
+C{LegacyBindingREST}) and C{eviction.go} (C{EvictionREST}) serve them.  Each takes the
+decoded body (the handlers decode it as its L{Expect} with the one body decoder,
+L{kubetwist.runtime.decode}) and answers C{(code, result, warnings)}.
 
 Both answer C{201} with C{{"kind": "Status", "apiVersion": "v1", "metadata": {}, "status":
 "Success", "code": 201}} (upstream's create handler fills in the code of a C{Status} result).
@@ -18,9 +19,9 @@ from typing import Any
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery.meta import now_rfc3339
 from kubetwist.apimachinery.selectors import label_selector_from_dict
-from kubetwist.endpoints.responses import write_object
 from kubetwist.registry.generic.store import ListOptions, Store, interpret_storage_error
-from kubetwist.runtime import codec, errors
+from kubetwist.runtime import decode as decodelib
+from kubetwist.runtime import errors
 from kubetwist.storage import interfaces as st
 
 __all__ = [
@@ -28,7 +29,6 @@ __all__ = [
     "BindingREST",
     "EvictionREST",
     "LegacyBindingREST",
-    "decode_subresource_body",
     "is_pod_ready",
     "unknown_error",
     "update_pod_condition",
@@ -62,63 +62,11 @@ def _created_status(status: dict | None = None) -> dict:
     return out
 
 
-def decode_subresource_body(request: Any, body: bytes, group: str, kind: str,
-                            versions: tuple[str, ...]) -> dict:
-    """
-    Decode the body of a create on a subresource whose kind is C{group/versions[0] kind}
-    (JSON, YAML or protobuf), as upstream's create handler does: a missing C{kind} or
-    C{apiVersion} is defaulted; another version of C{versions} is accepted (Eviction:
-    C{policy/v1}, C{policy/v1beta1}).
-
-    @return: C{{"kind", "apiVersion", "metadata": {...}, ...}}.
-    @raise StatusError: 400 BadRequest (malformed body; C{the API version in the data (x)
-        does not match the expected API version (policy/v1)}; another kind), 415.
-    """
-    expected = f"{group}/{versions[0]}" if group else versions[0]
-    accepted = {f"{group}/{v}" if group else v for v in versions}
-    ctype = codec.content_type_of(
-        (request.getHeader(b"content-type") or b"application/json").decode("latin-1"))
-    if ctype == codec.PROTOBUF:
-        obj = _decode_protobuf(body, group, kind, versions)
-    elif ctype in (codec.JSON, codec.YAML, "application/x-yaml", "text/yaml", ""):
-        try:
-            obj = codec.decode_body(body, ctype or codec.JSON)
-        except codec.JSONSyntaxError as e:
-            raise errors.new_bad_request(
-                f"the object provided is unrecognized (must be of type {kind}): couldn't get "
-                f"version/kind; json parse error: {e} ({codec.summarize_data(body)})") from None
-    else:
-        raise errors.new_unsupported_media_type(ctype)
-    if not isinstance(obj, dict):
-        raise errors.new_bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
-            f"version/kind; json parse error: json: cannot unmarshal "
-            f"{type(obj).__name__} into Go value of type struct {{ APIVersion string "
-            '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')
-    api_version = obj.get("apiVersion") or expected
-    obj_kind = obj.get("kind") or kind
-    if not isinstance(api_version, str) or not isinstance(obj_kind, str):
-        raise errors.new_bad_request("couldn't get version/kind; json parse error: "
-                                     "kind and apiVersion must be strings")
-    if obj_kind != kind:
-        version = api_version.rsplit("/", 1)[-1]
-        raise errors.new_bad_request(
-            f'{obj_kind} in version "{version}" cannot be handled as a {kind}: no kind '
-            f'"{obj_kind}" is registered for version "{api_version}" in scheme '
-            f'"pkg/api/legacyscheme/scheme.go:30"')
-    if api_version not in accepted:
-        raise errors.new_bad_request(
-            f"the API version in the data ({api_version}) does not match the expected API "
-            f"version ({expected})")
-    obj["apiVersion"], obj["kind"] = api_version, obj_kind
-    if not isinstance(obj.get("metadata"), dict):
-        if obj.get("metadata") is not None:
-            raise errors.new_bad_request(
-                f'{kind} in version "{api_version.rsplit("/", 1)[-1]}" cannot be handled as a '
-                f"{kind}: json: cannot unmarshal into Go struct field {kind}.metadata of type "
-                f"v1.ObjectMeta")
-        obj["metadata"] = {}
-    return obj
+#: The body kinds (L{kubetwist.runtime.decode.Expect}): the legacy core scheme words an
+#: unknown kind with its source location.
+_LEGACY_SCHEME = "pkg/api/legacyscheme/scheme.go:30"
+BINDING = decodelib.Expect("", ("v1",), "Binding", scheme=_LEGACY_SCHEME)
+EVICTION = decodelib.Expect("policy", ("v1", "v1beta1"), "Eviction", scheme=_LEGACY_SCHEME)
 
 
 def _decode_protobuf(body: bytes, group: str, kind: str, versions: tuple[str, ...]) -> dict:
@@ -156,18 +104,6 @@ def _ensure_namespace(obj: dict, namespace: str) -> None:
         raise errors.new_bad_request(
             "the namespace of the provided object does not match the namespace sent on the "
             "request")
-
-
-def _dry_run(request: Any) -> list[str]:
-    q = getattr(getattr(request, "kube_info", None), "query", None) or {}
-    return list(q.get("dryRun") or [])
-
-
-def _validate_dry_run(values: list[str]) -> None:
-    """The request's C{dryRun} values: only C{All} (400 otherwise, as every create)."""
-    from kubetwist.endpoints.handlers.options import dry_run
-
-    dry_run({"dryRun": values})
 
 
 def update_pod_condition(status: dict, condition: dict, now: str) -> None:
@@ -220,18 +156,24 @@ class BindingREST:
         """
         self.pods = pods
 
-    async def create(self, request: Any, handlers: Any, namespace: str, name: str) -> None:
-        """Decode a C{v1 Binding} body, bind, and write C{201} with a success C{Status}."""
-        from kubetwist.endpoints.handlers.rest import negotiate, read_body
+    #: The body's kind.
+    expect = BINDING
 
-        out = negotiate(request, allow_transform=False)
-        dry = _dry_run(request)
-        _validate_dry_run(dry)
-        binding = decode_subresource_body(request, read_body(request), "", "Binding", ("v1",))
+    def decode_protobuf(self, body: bytes) -> dict:
+        """A protobuf C{v1 Binding} body."""
+        return _decode_protobuf(body, "", "Binding", ("v1",))
+
+    async def create(self, namespace: str, name: str, binding: dict, dry_run: list[str],
+                     admission: Callable[[str, str], Any]) -> tuple[int, dict, list[str]]:
+        """
+        Bind (the decoded C{v1 Binding}): C{201} with a success C{Status}.
+
+        @param admission: C{(name, subresource) -> Admission} of this request.
+        @return: C{(code, result, warnings)}.
+        """
         _ensure_namespace(binding, namespace)
-        admission = handlers._admission(request, namespace, name, "binding", bool(dry))
-        await self.bind(namespace, name, binding, admission, bool(dry))
-        write_object(request, 201, _created_status(), out.media)
+        await self.bind(namespace, name, binding, admission(name, "binding"), bool(dry_run))
+        return 201, _created_status(), []
 
     async def bind(self, namespace: str, name: str, binding: dict, admission: Any = None,
                    dry_run: bool = False) -> dict:
@@ -321,18 +263,21 @@ class LegacyBindingREST:
         """@param binding: returns the pods' L{BindingREST} (built after this resource)."""
         self._binding = binding
 
-    async def create(self, request: Any, handlers: Any, namespace: str, name: str = "") -> None:
-        from kubetwist.endpoints.handlers.rest import negotiate, read_body
+    #: The body's kind.
+    expect = BINDING
 
-        out = negotiate(request, allow_transform=False)
-        dry = _dry_run(request)
-        _validate_dry_run(dry)
-        binding = decode_subresource_body(request, read_body(request), "", "Binding", ("v1",))
+    def decode_protobuf(self, body: bytes) -> dict:
+        """A protobuf C{v1 Binding} body."""
+        return _decode_protobuf(body, "", "Binding", ("v1",))
+
+    async def create(self, namespace: str, name: str, binding: dict, dry_run: list[str],
+                     admission: Callable[[str, str], Any]) -> tuple[int, dict, list[str]]:
+        """Bind the pod the body names: C{(201, success Status, [])}."""
         _ensure_namespace(binding, namespace)
         pod_name = binding["metadata"].get("name") or ""
-        admission = handlers._admission(request, namespace, pod_name, "", bool(dry))
-        await self._binding().bind(namespace, pod_name, binding, admission, bool(dry))
-        write_object(request, 201, _created_status(), out.media)
+        await self._binding().bind(namespace, pod_name, binding, admission(pod_name, ""),
+                                   bool(dry_run))
+        return 201, _created_status(), []
 
 
 # --------------------------------------------------------------------------------------------
@@ -422,19 +367,20 @@ class EvictionREST:
         self.pods = pods
         self.pdbs = pdbs
 
-    async def create(self, request: Any, handlers: Any, namespace: str, name: str) -> None:
-        """Decode a C{policy/v1} (or C{v1beta1}) C{Eviction}, evict, write C{201}."""
-        from kubetwist.endpoints.handlers.rest import negotiate, read_body
+    #: The body's kind.
+    expect = EVICTION
 
-        out = negotiate(request, allow_transform=False)
-        dry = _dry_run(request)
-        _validate_dry_run(dry)
-        eviction = decode_subresource_body(request, read_body(request), "policy", "Eviction",
-                                           ("v1", "v1beta1"))
+    def decode_protobuf(self, body: bytes) -> dict:
+        """A protobuf C{policy/v1} (or C{v1beta1}) C{Eviction} body."""
+        return _decode_protobuf(body, "policy", "Eviction", ("v1", "v1beta1"))
+
+    async def create(self, namespace: str, name: str, eviction: dict, dry_run: list[str],
+                     admission: Callable[[str, str], Any]) -> tuple[int, dict, list[str]]:
+        """Evict (the decoded C{Eviction}): C{(201, the Status, [])}."""
         _ensure_namespace(eviction, namespace)
-        admission = handlers._admission(request, namespace, name, "eviction", bool(dry))
-        status = await self.evict(namespace, name, eviction, dry, admission)
-        write_object(request, 201, _created_status(status), out.media)
+        status = await self.evict(namespace, name, eviction, dry_run,
+                                  admission(name, "eviction"))
+        return 201, _created_status(status), []
 
     async def evict(self, namespace: str, name: str, eviction: dict, dry_run: list[str],
                     admission: Any = None) -> dict:

@@ -11,15 +11,15 @@ echoed (defaults filled in) and C{status: {"token", "expirationTimestamp"}}.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery.meta import format_rfc3339
 from kubetwist.authentication.serviceaccount import TokenGenerator, claims
-from kubetwist.endpoints.responses import write_object
-from kubetwist.runtime import codec, errors
+from kubetwist.runtime import decode as decodelib
+from kubetwist.runtime import errors, typed
 
 GROUP = "authentication.k8s.io"
 API_VERSION = "authentication.k8s.io/v1"
@@ -72,65 +72,66 @@ def _decode_protobuf(body: bytes) -> dict:
         raise errors.new_bad_request(str(e)) from None
 
 
-def decode_token_request(request: Any, body: bytes) -> dict:
-    """
-    The request body as a C{TokenRequest} dict (JSON, YAML or protobuf), kind and version
-    checked against C{authentication.k8s.io/v1 TokenRequest} (defaulted when absent).
+#: The body's kind (L{kubetwist.runtime.decode.Expect}); TokenRequest has no type table, so
+#: L{token_request} does its typed conversion.
+EXPECT = decodelib.Expect(GROUP, ("v1",), KIND)
 
-    @raise StatusError: 400 BadRequest (malformed, other kind/version, wrong field types),
-        415 UnsupportedMediaType.
+
+def token_request(obj: dict) -> dict:
     """
-    ctype = codec.content_type_of(
-        (request.getHeader(b"content-type") or b"application/json").decode("latin-1"))
-    if ctype == codec.PROTOBUF:
-        obj = _decode_protobuf(body)
-    elif ctype in (codec.JSON, codec.YAML, "application/x-yaml", "text/yaml", ""):
-        try:
-            obj = codec.decode_body(body, ctype or codec.JSON)
-        except codec.JSONSyntaxError as e:
-            raise errors.new_bad_request(
-                f"the object provided is unrecognized (must be of type {KIND}): couldn't get "
-                f"version/kind; json parse error: {e} ({codec.summarize_data(body)})") from None
-    else:
-        raise errors.new_unsupported_media_type(ctype)
-    if obj is None:
-        obj = {}
-    if not isinstance(obj, dict):
-        raise errors.new_bad_request(f"the object provided is unrecognized (must be of type "
-                                     f"{KIND}): couldn't get version/kind")
-    kind = obj.get("kind") or KIND
-    api_version = obj.get("apiVersion") or API_VERSION
-    if api_version != API_VERSION:
-        raise errors.new_bad_request(
-            f"the API version in the data ({api_version}) does not match the expected API "
-            f"version ({API_VERSION})")
-    if kind != KIND:
-        raise errors.new_bad_request(
-            f'{kind} in version "v1" cannot be handled as a {KIND}: no kind "{kind}" is '
-            f'registered for the internal version of group "{GROUP}" in scheme')
-    for key, go_type in (("metadata", "v1.ObjectMeta"), ("spec", "v1.TokenRequestSpec")):
-        if obj.get(key) is not None and not isinstance(obj[key], dict):
-            raise _type_error(f"{KIND}.{key}", go_type)
-    spec = obj.get("spec") or {}
-    exp = spec.get("expirationSeconds")
-    if exp is not None and (isinstance(exp, bool) or not isinstance(exp, int)):
-        raise _type_error("TokenRequestSpec.spec.expirationSeconds", "int64")
-    auds = spec.get("audiences")
-    if auds is not None and (not isinstance(auds, list)
-                             or not all(isinstance(a, str) for a in auds)):
-        raise _type_error("TokenRequestSpec.spec.audiences", "[]string")
-    ref = spec.get("boundObjectRef")
-    if ref is not None and (not isinstance(ref, dict)
-                            or not all(isinstance(v, str) for v in ref.values())):
-        raise _type_error("TokenRequestSpec.spec.boundObjectRef", "v1.BoundObjectReference")
-    return {"kind": KIND, "apiVersion": API_VERSION, "metadata": dict(obj.get("metadata") or {}),
+    A decoded C{TokenRequest} body (kind and version already checked by the body decoder)
+    after Go's typed conversion, as C{{"kind", "apiVersion", "metadata", "spec"}}.
+
+    @raise StatusError: 400 BadRequest C{TokenRequest in version "v1" cannot be handled as a
+        TokenRequest: json: cannot unmarshal string into Go struct field
+        TokenRequestSpec.spec.expirationSeconds of type int64} for a value of the wrong type.
+    """
+    meta = obj.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        raise _type_error(meta, "TokenRequest", ("metadata",), "v1.ObjectMeta")
+    problem = typed.check({"metadata": meta}, "io.k8s.api.core.v1.ConfigMap") if meta else None
+    if problem:
+        raise _bad_request(problem)
+    spec = obj.get("spec")
+    if spec is not None and not isinstance(spec, dict):
+        raise _type_error(spec, "TokenRequest", ("spec",), "v1.TokenRequestSpec")
+    spec = spec or {}
+    for key, value in spec.items():
+        where = ("spec", key)
+        if value is None:
+            continue
+        if key == "expirationSeconds":
+            if isinstance(value, float) or not isinstance(value, int) or isinstance(value, bool) \
+                    or not -(2 ** 63) <= value < 2 ** 63:
+                what = "number " + typed.number_text(value) if isinstance(value, (int, float)) \
+                    and not isinstance(value, bool) else typed._json_kind(value)
+                raise _bad_request(typed._Decode.type_error(what, "TokenRequestSpec", where,
+                                                            "int64"))
+        elif key == "audiences":
+            if not isinstance(value, list):
+                raise _type_error(value, "TokenRequestSpec", where, "[]string")
+            for item in value:
+                if item is not None and not isinstance(item, str):
+                    raise _type_error(item, "TokenRequestSpec", where, "string")
+        elif key == "boundObjectRef":
+            if not isinstance(value, dict):
+                raise _type_error(value, "TokenRequestSpec", where, "v1.BoundObjectReference")
+            for k in ("kind", "apiVersion", "name", "uid"):
+                v = value.get(k)
+                if v is not None and not isinstance(v, str):
+                    raise _type_error(v, "BoundObjectReference", where + (k,),
+                                      "types.UID" if k == "uid" else "string")
+    return {"kind": KIND, "apiVersion": API_VERSION, "metadata": dict(meta or {}),
             "spec": dict(spec)}
 
 
-def _type_error(field: str, go_type: str) -> errors.StatusError:
+def _bad_request(message: str) -> errors.StatusError:
     return errors.new_bad_request(
-        f'{KIND} in version "v1" cannot be handled as a {KIND}: json: cannot unmarshal into '
-        f"Go struct field {field} of type {go_type}")
+        f'{KIND} in version "v1" cannot be handled as a {KIND}: {message}')
+
+
+def _type_error(value: Any, struct: str, path: tuple, go_type: str) -> errors.StatusError:
+    return _bad_request(typed._Decode.type_error(typed._json_kind(value), struct, path, go_type))
 
 
 def validate_token_request(req: dict) -> list[fe.FieldError]:
@@ -181,16 +182,20 @@ class TokenREST:
         self.max_expiration_seconds = max_expiration_seconds
         self.extend_expiration = extend_expiration
 
-    async def create(self, request: Any, handlers: Any, namespace: str, name: str) -> None:
-        """C{POST .../serviceaccounts/<name>/token}: write 201 with the issued TokenRequest."""
-        from kubetwist.endpoints.handlers.rest import negotiate, read_body
+    #: The body's kind.
+    expect = EXPECT
 
-        out = negotiate(request, allow_transform=False)
-        req = decode_token_request(request, read_body(request))
-        result, warnings = await self.issue(namespace, name, req)
-        if warnings:
-            request.kube_warnings = list(getattr(request, "kube_warnings", None) or []) + warnings
-        write_object(request, 201, result, out.media)
+    @staticmethod
+    def decode_protobuf(body: bytes) -> dict:
+        """A protobuf C{TokenRequest} body."""
+        return _decode_protobuf(body)
+
+    async def create(self, namespace: str, name: str, obj: dict, dry_run: list[str],
+                     admission: Callable[[str, str], Any]) -> tuple[int, dict, list[str]]:
+        """C{POST .../serviceaccounts/<name>/token} with the decoded body: C{(201, the issued
+        TokenRequest, warnings)}."""
+        result, warnings = await self.issue(namespace, name, token_request(obj))
+        return 201, result, warnings
 
     async def _get(self, store: Any, resource: str, namespace: str, name: str) -> dict:
         if store is None:
@@ -354,4 +359,4 @@ def install_service_account_tokens(server: Any, stores: dict, config: ServiceAcc
 
 
 __all__ = ["DEFAULT_EXPIRATION_SECONDS", "ServiceAccountTokenConfig", "TokenREST",
-           "decode_token_request", "install_service_account_tokens", "validate_token_request"]
+           "install_service_account_tokens", "token_request", "validate_token_request"]

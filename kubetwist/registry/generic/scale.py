@@ -3,7 +3,7 @@
 The C{scale} subresource: upstream C{pkg/registry/apps/deployment/storage.ScaleREST} (and its
 replicaset/statefulset twins): an C{autoscaling/v1 Scale} view of C{spec.replicas},
 C{status.replicas} and the selector, written back into the parent object by one
-C{guaranteed_update}.
+C{guaranteed_update}.  One implementation for built-in kinds and custom resources.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any, Callable, Optional
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import patch as patchlib
 from kubetwist.apimachinery.selectors import label_selector_to_string
-from kubetwist.endpoints.responses import write_object
 from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import codec, errors
+from kubetwist.runtime.decode import Expect
 
 
 def to_scale(obj: dict, selector_of: Optional[Callable[[dict], str]] = None) -> dict:
@@ -48,67 +48,90 @@ def to_scale(obj: dict, selector_of: Optional[Callable[[dict], str]] = None) -> 
 
 
 class ScaleREST:
-    """GET/PUT/PATCH of C{<resource>/<name>/scale} over the parent's L{Store}."""
+    """
+    The C{scale} subresource of a resource (upstream C{ScaleREST} of deployments, replica
+    sets, stateful sets, replication controllers, and C{customresource.ScaleREST}): an
+    C{autoscaling/v1 Scale} view of the parent, read with L{get} and written with L{update}.
+    The handlers decode the body (or patch the current Scale) and hand this object the new
+    Scale; it never sees the request.
+
+    Subclasses change where the replicas and selector live (L{to_scale}, L{set_replicas}):
+    L{kubetwist.apiextensions.customresource.CustomResourceScaleREST}.
+
+    @cvar expect: the body's kind (L{kubetwist.runtime.decode.Expect}).
+    @cvar patch_types: the patch media types the subresource takes.
+    """
+
+    expect = Expect("autoscaling", ("v1",), "Scale")
+    patch_types = codec.PATCH_TYPES
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.selector_of = getattr(store.strategy, "scale_selector", None)
 
-    async def get(self, request: Any, handlers: Any, namespace: str, name: str, out: Any) -> None:
-        obj = await self.store.get(namespace, name)
-        write_object(request, 200, to_scale(obj, self.selector_of), out.media)
+    def to_scale(self, obj: dict) -> dict:
+        """The C{Scale} of a parent object."""
+        return to_scale(obj, self.selector_of)
 
-    async def _write(self, request: Any, handlers: Any, namespace: str, name: str, out: Any,
-                     dry: bool, make_scale) -> None:
-        admission = handlers._admission(request, namespace, name, "scale", dry)
+    def set_replicas(self, obj: dict, replicas: int) -> None:
+        """Write C{replicas} into the parent object (C{spec.replicas})."""
+        obj.setdefault("spec", {})["replicas"] = replicas
+
+    async def get(self, namespace: str, name: str) -> dict:
+        """The current C{Scale}.
+
+        @raise StatusError: 404 NotFound (the parent)."""
+        return self.to_scale(await self.store.get(namespace, name))
+
+    async def update(self, namespace: str, name: str, make_scale: Callable[[dict], dict],
+                     admission: Any, dry_run: bool,
+                     record: Optional[Callable[[dict, dict], dict]] = None) -> dict:
+        """
+        Write a new C{Scale}: C{make_scale(current Scale)} (the decoded body, or the current
+        Scale patched) sets the parent's replicas in one C{guaranteed_update}.
+
+        @param record: C{(current, new) -> new} recording managed fields (an Update entry with
+            subresource C{scale}, as upstream's C{ScaleHandler}).
+        @return: the C{Scale} of the updated parent.
+        @raise StatusError: 404 NotFound (the parent), 409 Conflict (a stale
+            C{metadata.resourceVersion}), 422 Invalid (negative C{spec.replicas}), 400 (a
+            C{spec.replicas} that is no integer, for bodies that skipped typed decoding).
+        """
+        spec = self.store.spec
 
         async def transform(current: Optional[dict]) -> dict:
             if current is None:
-                raise errors.new_not_found(self.store.spec.group, self.store.spec.resource, name)
-            scale = make_scale(to_scale(current, self.selector_of))
+                raise errors.new_not_found(spec.group, spec.resource, name)
+            scale = make_scale(self.to_scale(current))
             if not isinstance(scale, dict) or scale.get("kind", "Scale") != "Scale":
                 raise errors.new_bad_request("the body of the request is not a Scale")
             rv = (scale.get("metadata") or {}).get("resourceVersion")
             if rv and rv != current["metadata"].get("resourceVersion"):
-                raise errors.new_conflict(self.store.spec.group, self.store.spec.resource, name,
+                raise errors.new_conflict(spec.group, spec.resource, name,
                                           errors.OPTIMISTIC_LOCK_ERROR_MSG)
             replicas = (scale.get("spec") or {}).get("replicas", 0)
+            if replicas is None:
+                replicas = 0
             if not isinstance(replicas, int) or isinstance(replicas, bool):
                 raise errors.new_bad_request("spec.replicas must be an integer")
             if replicas < 0:
                 raise errors.new_invalid("autoscaling", "Scale", name, [fe.invalid(
                     "spec.replicas", replicas, "must be greater than or equal to 0")])
             new = copy.deepcopy(current)
-            new.setdefault("spec", {})["replicas"] = replicas
-            recorder = getattr(handlers, "field_manager", None)
-            if recorder is not None:
-                # managedFields: an Update entry with subresource "scale" (upstream ScaleHandler)
-                new = recorder("scale").update(current, new, handlers.manager_name(request))
-            return new
+            self.set_replicas(new, replicas)
+            return record(current, new) if record is not None else new
 
-        obj, _ = await self.store.update(namespace, name, transform, admission, dry)
-        write_object(request, 200, to_scale(obj, self.selector_of), out.media)
+        obj, _ = await self.store.update(namespace, name, transform, admission, dry_run)
+        return self.to_scale(obj)
 
-    async def update(self, request: Any, handlers: Any, namespace: str, name: str, out: Any,
-                     dry: bool) -> None:
-        from kubetwist.endpoints.handlers.rest import read_body
-        ctype = codec.content_type_of((request.getHeader(b"content-type") or b"").decode())
-        raw = read_body(request)
-        try:
-            body = codec.decode_body(raw, ctype or codec.JSON)
-        except codec.JSONSyntaxError as e:
-            raise errors.new_bad_request(
-                f"the object provided is unrecognized (must be of type Scale): couldn't get "
-                f"version/kind; json parse error: {e} ({codec.summarize_data(raw)})") from None
-        await self._write(request, handlers, namespace, name, out, dry, lambda cur: body)
 
-    async def patch(self, request: Any, handlers: Any, namespace: str, name: str, out: Any,
-                    dry: bool, ctype: str, body: bytes) -> None:
-        def apply(cur: dict) -> dict:
-            if ctype == codec.JSON_PATCH:
-                return patchlib.apply_json_patch(cur, body)
-            doc = codec.decode_body(body, codec.YAML if ctype == codec.APPLY_PATCH_YAML
-                                    else codec.JSON)
-            return patchlib.apply_merge_patch(cur, codec.encode_json(doc))
-
-        await self._write(request, handlers, namespace, name, out, dry, apply)
+def patch_scale(scale: dict, ctype: str, body: bytes) -> Any:
+    """
+    A C{Scale} patched by a body of type C{ctype}: a JSON patch, or a merge of the (JSON or,
+    for apply, YAML) document; a Scale has no lists, so strategic merge and apply merge as a
+    merge patch does.
+    """
+    if ctype == codec.JSON_PATCH:
+        return patchlib.apply_json_patch(scale, body)
+    doc = codec.decode_body(body, codec.YAML if ctype == codec.APPLY_PATCH_YAML else codec.JSON)
+    return patchlib.apply_merge_patch(scale, codec.encode_json(doc))
