@@ -8,7 +8,6 @@ refusal.  Kinds not served yet are counted, not hidden: see test_unserved_kinds_
 
 import copy
 import json
-import os
 import re
 
 from tests.support import KubeTestCase, shared_dir
