@@ -41,7 +41,7 @@ from kubetwist.endpoints.installer import ALL_VERBS, APIGroupVersion, APIResourc
 from kubetwist.endpoints.responses import write_object
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import ResourceSpec, Strategy, TableConvertor
-from kubetwist.runtime import codec, errors
+from kubetwist.runtime import codec, errors, gofmt
 
 #: Patch types a custom resource accepts (upstream C{supportedTypes}; no strategic merge).
 CR_PATCH_TYPES = (codec.JSON_PATCH, codec.MERGE_PATCH, codec.APPLY_PATCH_YAML)
@@ -177,16 +177,11 @@ def _nested_int(obj: dict, dotted: str) -> tuple[Any, bool, str | None]:
 
 
 def _go_type(v: Any) -> str:
-    return {bool: "bool", int: "int64", float: "float64", str: "string", list: "[]interface {}",
-            dict: "map[string]interface {}"}.get(type(v), "<nil>")
+    return gofmt.type_name(v)
 
 
 def _go_repr(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if v is None:
-        return "<nil>"
-    return str(v)
+    return gofmt.sprint(v)
 
 
 def _scale_errors(obj: dict, scale: dict | None, spec_too: bool) -> list[FieldError]:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-import orjson
-
 from kubetwist.apimachinery.field import FieldError, Path, internal, invalid
 from kubetwist.apimachinery.validation import (
     is_dns1123_label,
@@ -24,6 +22,7 @@ from kubetwist.apimachinery.validation import (
     name_is_dns_label,
     name_is_dns_subdomain,
 )
+from kubetwist.runtime import gofmt
 
 __all__ = [
     "SUPPORTED_PORT_PROTOCOLS",
@@ -57,16 +56,9 @@ validate_namespace_name = name_is_dns_label
 validate_service_account_name = name_is_dns_subdomain
 
 
-def go_quote(value: str) -> str:
-    """Go's C{%q} of a string (close enough: JSON quoting, UTF-8 kept)."""
-    return orjson.dumps(value).decode()
-
-
-def go_string_slice(values: list | None, type_name: str = "string") -> str:
-    """Go's C{%#v} of a string slice: C{[]string{"a", "b"}}, C{[]string(nil)} for nil."""
-    if values is None:
-        return f"[]{type_name}(nil)"
-    return f"[]{type_name}{{" + ", ".join(go_quote(str(v)) for v in values) + "}"
+#: Go's C{%q} of a string and C{%#v} of a string slice (L{kubetwist.runtime.gofmt}).
+go_quote = gofmt.quote
+go_string_slice = gofmt.string_slice
 
 
 class GoValueError(FieldError):
