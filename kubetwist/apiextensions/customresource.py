@@ -30,7 +30,7 @@ from twisted.web.resource import Resource
 
 from kubetwist.apiextensions import jsonpath, schemaops
 from kubetwist.apiextensions import validation as crdv
-from kubetwist.apiextensions.conversion import ConvertingStorage
+from kubetwist.apiextensions.conversion import converting_storage
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import patch as patchlib
 from kubetwist.apimachinery import validation as mv
@@ -622,7 +622,7 @@ def build_version(crd: dict, version: str, storage: Any, clock: Any, admission: 
         obj["kind"] = cr.kind
         obj.update(rest)
 
-    converting = ConvertingStorage(storage, converter, storage_av, served_av, on_read)
+    converting = converting_storage(storage, converter, storage_av, served_av, on_read)
     store = Store(rspec, main, converting, clock, key_root=f"/registry/{group}/{rspec.resource}",
                   decorator=decorate)
     subresources: dict[str, Any] = {}
