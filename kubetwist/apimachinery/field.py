@@ -155,6 +155,28 @@ class FieldError(Exception):
         return f"FieldError({self.error()!r})"
 
 
+class GoValueError(FieldError):
+    """
+    A field error whose bad value upstream prints with C{%#v} or a C{Stringer}; C{printed}
+    is that text (see L{kubetwist.runtime.gofmt}), written unquoted after C{Invalid value: }.
+    """
+
+    def __init__(self, type: str, field: Path | str, printed: str, detail: str = "") -> None:
+        self.printed = printed
+        super().__init__(type, field, printed, detail)
+
+    def body(self) -> str:
+        text = f"{_TYPES[self.type][1]}: {self.printed}"
+        if self.detail:
+            text = f"{text}: {self.detail}"
+        return text
+
+
+def invalid_go(path: Path | str, printed: str, detail: str) -> FieldError:
+    """C{field.Invalid} whose value prints as the given Go text (C{[]string{"a"}})."""
+    return GoValueError("Invalid", path, printed, detail)
+
+
 def required(path: Path | str, detail: str = "") -> FieldError:
     return FieldError("Required", path, OMIT, detail)
 

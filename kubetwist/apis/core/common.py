@@ -11,7 +11,14 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from kubetwist.apimachinery.field import FieldError, Path, internal, invalid
+from kubetwist.apimachinery.field import (
+    FieldError,
+    GoValueError,
+    Path,
+    internal,
+    invalid,
+    invalid_go,
+)
 from kubetwist.apimachinery.validation import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -59,30 +66,6 @@ validate_service_account_name = name_is_dns_subdomain
 #: Go's C{%q} of a string and C{%#v} of a string slice (L{kubetwist.runtime.gofmt}).
 go_quote = gofmt.quote
 go_string_slice = gofmt.string_slice
-
-
-class GoValueError(FieldError):
-    """
-    A field error whose bad value upstream prints with C{%#v} or a C{Stringer}; C{printed}
-    is that text, written unquoted after C{Invalid value: }.
-    """
-
-    def __init__(self, type: str, field: Path | str, printed: str, detail: str = "") -> None:
-        self.printed = printed
-        super().__init__(type, field, printed, detail)
-
-    def body(self) -> str:
-        from kubetwist.apimachinery.field import _TYPES
-
-        text = f"{_TYPES[self.type][1]}: {self.printed}"
-        if self.detail:
-            text = f"{text}: {self.detail}"
-        return text
-
-
-def invalid_go(path: Path | str, printed: str, detail: str) -> FieldError:
-    """C{field.Invalid} whose value prints as the given Go text."""
-    return GoValueError("Invalid", path, printed, detail)
 
 
 def validate_dns1123_label(value: str, path: Path | str) -> list[FieldError]:
