@@ -106,6 +106,18 @@ def string_slice(values: Optional[Iterable[Any]], type_name: str = "string") -> 
     return f"[]{type_name}{{" + ", ".join(quote(str(v)) for v in values) + "}"
 
 
+def string_map(values: Optional[dict], type_name: str = "map[string]string") -> str:
+    """
+    Go's C{%#v} of a string-to-string map: C{map[string]string{"a":"1", "b":"2"}} (keys
+    sorted, as C{fmt} prints maps), C{map[string]string{}} when empty,
+    C{map[string]string(nil)} for nil; keys and values as L{quote}.
+    """
+    if values is None:
+        return f"{type_name}(nil)"
+    inner = ", ".join(f"{quote(str(k))}:{quote(str(values[k]))}" for k in sorted(values))
+    return f"{type_name}{{{inner}}}"
+
+
 def _shortest_digits(f: float) -> tuple[str, int]:
     """The shortest decimal digits of C{abs(f)} (as C{strconv} finds them) and the decimal
     point's position: C{1234.5 -> ("12345", 4)}, C{0.001 -> ("1", -2)}."""

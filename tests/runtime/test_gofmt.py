@@ -166,3 +166,13 @@ class UsersTests(SynchronousTestCase):
         from kubetwist.runtime import codec
 
         self.assertIs(codec._go_char, gofmt.quote_char)
+
+
+class MapTests(SynchronousTestCase):
+    """L{gofmt.string_map} is C{%#v} of a C{map[string]string}."""
+
+    def test_nil_empty_and_sorted(self) -> None:
+        self.assertEqual(gofmt.string_map(None), "map[string]string(nil)")
+        self.assertEqual(gofmt.string_map({}), "map[string]string{}")
+        self.assertEqual(gofmt.string_map({"b": "2", "a": 'x"\n'}),
+                         'map[string]string{"a":"x\\"\\n", "b":"2"}')
