@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from pathlib import Path
 from typing import Any, Optional
 
 from treq.testing import StubTreq
@@ -28,6 +29,39 @@ from kubetwist.storage.cacher import Cacher
 from kubetwist.storage.sqlite import SQLiteStorage
 
 ADMIN = {"Authorization": "Bearer admin-token"}
+
+#: The environment variable naming the project's C{shared} directory (manifests, golden answers,
+#: the upstream binaries); without it, C{shared} is the sibling of the repository root.
+SHARED_ENV = "KUBETWIST_SHARED"
+
+
+def repository_root() -> Path:
+    """The root of the source tree holding this test package (the directory above C{tests})."""
+    return Path(__file__).resolve().parent.parent
+
+
+def shared_dir(*parts: str) -> Path:
+    """
+    The project's C{shared} directory, or a path inside it: the one way tests find it.
+
+    C{$KUBETWIST_SHARED} when set, else C{../shared} relative to the repository root (a clone
+    at C{<dir>/main} or a worktree at C{<dir>/wt/<name>} with a C{shared} link beside it).
+
+    @param parts: path components below C{shared}, e.g. C{("golden", "x.jsonl")}.
+    @return: the path; it exists.
+    @raise AssertionError: it does not exist.  Tests that need C{shared} fail, never skip, so
+        a missing checkout cannot pass for a green run.
+    """
+    override = os.environ.get(SHARED_ENV)
+    base = Path(override) if override else repository_root().parent / "shared"
+    path = base.joinpath(*parts)
+    if not path.exists():
+        source = f"${SHARED_ENV}={override!r}" if override else f"the sibling of {repository_root()}"
+        raise AssertionError(
+            f"{path} does not exist: the shared directory is {source}; check shared/ out "
+            f"beside the repository or set {SHARED_ENV}"
+        )
+    return path
 
 
 #: The fixed service-account signing key of the test chain (RSA 2048, PKCS#1 PEM; a test key,

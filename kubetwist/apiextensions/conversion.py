@@ -2,9 +2,10 @@
 """
 Custom resource conversion between versions: upstream
 C{k8s.io/apiextensions-apiserver/pkg/apiserver/conversion} (C{converter.go},
-C{nop_converter.go}, C{webhook_converter.go}) and the storage wrapper that makes a
-version-agnostic L{IStorage} look like one version (upstream's storage codec: encode to the
-storage version, decode from whatever version an object was stored in).
+C{nop_converter.go}, C{webhook_converter.go}), and the converter through which the one
+L{ConvertingStorage} (L{kubetwist.registry.generic.versioned}) makes the storage version's
+L{IStorage} look like one served version (upstream's storage codec: encode to the storage
+version, decode from whatever version an object was stored in).
 
 Strategies:
   - C{None}: only C{apiVersion} is rewritten.
@@ -20,14 +21,13 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from twisted.internet.defer import Deferred
-from zope.interface import implementer
 
+from kubetwist.registry.generic.versioned import ConvertingStorage
 from kubetwist.runtime import errors
-from kubetwist.storage import interfaces as st
 
 #: Seconds a conversion webhook may take (upstream's 30 s default).
 WEBHOOK_TIMEOUT = 30
@@ -204,166 +204,74 @@ def converter_for(crd: dict, client_factory: Callable[[bytes | None], Any] | Non
     return NoneConverter()
 
 
-async def _convert_one(converter: Any, obj: dict | None, api_version: str) -> dict | None:
-    if obj is None:
-        return None
-    try:
-        return (await converter.convert([obj], api_version))[0]
-    except ConversionError as e:
-        raise errors.new_internal_error(str(e)) from None
+def _internal(e: ConversionError) -> errors.StatusError:
+    return errors.new_internal_error(str(e))
 
 
-@implementer(st.IStorage)
-class ConvertingStorage:
+class CustomResourceConverter:
     """
-    An L{IStorage} over C{inner} that stores objects in C{storage_api_version} and hands out
-    objects in C{served_api_version}, converting with C{converter} both ways; C{on_read} is
-    applied to every object read (defaulting on read).
+    The converter of one served version of a custom resource for
+    L{kubetwist.registry.generic.versioned.ConvertingStorage}: C{converter} (L{NoneConverter}
+    or L{WebhookConverter}) between C{storage_api_version} and C{served_api_version}, with
+    C{on_read} (defaulting on read) applied to every object read, on a copy of its own.
 
-    Conversion failures are 500 C{InternalError}s (upstream: the webhook error text).  Watch
-    events are converted in order; a failed conversion ends the watch with an ERROR event.
+    Synchronous (the storage's fast path: inline conversion, field selectors on the served
+    form) when C{converter} has C{convert_sync}; else every conversion is a Deferred, and one
+    list is one ConversionReview.  Conversion failures are 500 C{InternalError}s with
+    upstream's webhook error text.
     """
 
-    def __init__(self, inner: Any, converter: Any, storage_api_version: str,
-                 served_api_version: str, on_read: Callable[[dict], None] | None = None) -> None:
-        self.inner = inner
+    def __init__(self, converter: Any, storage_api_version: str, served_api_version: str,
+                 on_read: Callable[[dict], None] | None = None) -> None:
         self.converter = converter
         self.storage_api_version = storage_api_version
         self.served_api_version = served_api_version
         self.on_read = on_read
-        self.name = getattr(inner, "name", "converting")
+        self._sync = getattr(converter, "convert_sync", None)
+        self.synchronous = self._sync is not None
 
-    async def _out(self, obj: dict | None) -> dict | None:
-        obj = await _convert_one(self.converter, obj, self.served_api_version)
-        if obj is not None and self.on_read is not None:
+    def _read(self, obj: dict) -> dict:
+        if self.on_read is not None:
+            obj = copy.deepcopy(obj)
             self.on_read(obj)
         return obj
 
-    async def _in(self, obj: dict) -> dict:
-        return await _convert_one(self.converter, obj, self.storage_api_version)  # type: ignore
+    def to_storage(self, obj: dict) -> Any:
+        """C{obj} in the storage version: a dict, or a Deferred of one (a webhook)."""
+        if self._sync is not None:
+            return self._sync(obj, self.storage_api_version)
+        return self._async([obj], self.storage_api_version, False).addCallback(lambda r: r[0])
 
-    def get(self, key: str, resource_version: str = "", ignore_not_found: bool = False) -> Deferred:
-        async def run() -> dict | None:
-            return await self._out(await self.inner.get(key, resource_version, ignore_not_found))
-        return Deferred.fromCoroutine(run())
+    def from_storage(self, obj: dict) -> Any:
+        """C{obj} in the served version, defaulted: a dict, or a Deferred of one."""
+        if self._sync is not None:
+            return self._read(self._sync(obj, self.served_api_version))
+        return self._async([obj], self.served_api_version, True).addCallback(lambda r: r[0])
 
-    def get_list(self, key: str, recursive: bool = True, resource_version: str = "",
-                 resource_version_match: str = "", limit: int = 0, continue_token: str = "",
-                 predicate: st.SelectionPredicate = st.EVERYTHING) -> Deferred:
-        async def run() -> st.ListResult:
-            result = await self.inner.get_list(
-                key, recursive=recursive, resource_version=resource_version,
-                resource_version_match=resource_version_match, limit=limit,
-                continue_token=continue_token, predicate=predicate)
+    def from_storage_list(self, items: list[dict]) -> Any:
+        """The served form of a list's items (one ConversionReview for them all)."""
+        if self._sync is not None:
+            return [self.from_storage(i) for i in items]
+        return self._async(items, self.served_api_version, True)
+
+    def _async(self, objects: list[dict], api_version: str, read: bool) -> Deferred:
+        async def run() -> list[dict]:
+            if not objects:
+                return []
             try:
-                items = await self.converter.convert(list(result.items), self.served_api_version)
+                out = await self.converter.convert(objects, api_version)
             except ConversionError as e:
-                raise errors.new_internal_error(str(e)) from None
-            if self.on_read is not None:
-                for item in items:
-                    self.on_read(item)
-            result.items = items
-            return result
+                raise _internal(e) from None
+            return [self._read(o) for o in out] if read else out
         return Deferred.fromCoroutine(run())
 
-    def create(self, key: str, obj: dict) -> Deferred:
-        async def run() -> dict:
-            return await self._out(await self.inner.create(key, await self._in(obj)))
-        return Deferred.fromCoroutine(run())
 
-    def delete(self, key: str, preconditions: st.Preconditions | None = None,
-               validate_deletion: Callable | None = None) -> Deferred:
-        async def run() -> dict:
-            return await self._out(await self.inner.delete(key, preconditions, validate_deletion))
-        return Deferred.fromCoroutine(run())
-
-    def guaranteed_update(self, key: str, try_update: Callable,
-                          preconditions: st.Preconditions | None = None,
-                          ignore_not_found: bool = False) -> Deferred:
-        async def wrapped(current: dict | None) -> dict:
-            new = try_update(await self._out(current))
-            if isinstance(new, Deferred) or hasattr(new, "__await__"):
-                new = await new
-            return await self._in(new)
-
-        async def run() -> dict:
-            out = await self.inner.guaranteed_update(
-                key, lambda cur: Deferred.fromCoroutine(wrapped(cur)), preconditions,
-                ignore_not_found)
-            return await self._out(out)
-        return Deferred.fromCoroutine(run())
-
-    def watch(self, key: str, resource_version: str = "", recursive: bool = False,
-              predicate: st.SelectionPredicate = st.EVERYTHING) -> st.Watch:
-        inner = self.inner.watch(key, resource_version, recursive, predicate)
-        outer = st.Watch(on_stop=inner.stop)
-        sync = getattr(self.converter, "convert_sync", None)
-        chain: list[Deferred] = []
-
-        def convert(obj: dict) -> dict:
-            assert sync is not None
-            obj = sync(obj, self.served_api_version)
-            if self.on_read is not None:
-                obj = copy.deepcopy(obj)
-                self.on_read(obj)
-            return obj
-
-        def on_event(ev: st.WatchEvent) -> None:
-            if ev.type in ("ERROR", "BOOKMARK"):
-                deliver(ev)
-                return
-            if sync is not None:
-                outer.send(st.WatchEvent(ev.type, convert(ev.object)))
-                return
-
-            async def later() -> None:
-                try:
-                    obj = await self._out(copy.deepcopy(ev.object))
-                except errors.StatusError as e:
-                    outer.send(st.WatchEvent("ERROR", e.status))
-                    outer.close()
-                    return
-                outer.send(st.WatchEvent(ev.type, obj))
-            enqueue(later)
-
-        def deliver(ev: st.WatchEvent) -> None:
-            if sync is not None or not chain:
-                outer.send(ev)
-            else:
-                enqueue(lambda: _send_now(outer, ev))
-
-        def enqueue(step: Callable[[], Awaitable[None]]) -> None:
-            prev = chain[-1] if chain else None
-
-            async def run() -> None:
-                if prev is not None:
-                    await prev
-                await step()
-            d = Deferred.fromCoroutine(run())
-            chain[:] = [d]
-
-        def ended(_: Any) -> None:
-            if chain:
-                chain[-1].addBoth(lambda _: outer.close())
-            else:
-                outer.close()
-
-        inner.subscribe(on_event)
-        inner.done.addBoth(ended)
-        return outer
-
-    def count(self, key: str) -> Deferred:
-        return self.inner.count(key)
-
-    def current_revision(self) -> Deferred:
-        return self.inner.current_revision()
-
-    def stop(self) -> Any:
-        return None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-
-async def _send_now(watch: st.Watch, ev: st.WatchEvent) -> None:
-    watch.send(ev)
+def converting_storage(inner: Any, converter: Any, storage_api_version: str,
+                       served_api_version: str,
+                       on_read: Callable[[dict], None] | None = None) -> ConvertingStorage:
+    """
+    The L{ConvertingStorage} of one served version of a custom resource over C{inner} (the
+    storage version's storage): see L{CustomResourceConverter}.
+    """
+    return ConvertingStorage(inner, CustomResourceConverter(
+        converter, storage_api_version, served_api_version, on_read))

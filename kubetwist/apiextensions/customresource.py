@@ -30,7 +30,7 @@ from twisted.web.resource import Resource
 
 from kubetwist.apiextensions import jsonpath, schemaops
 from kubetwist.apiextensions import validation as crdv
-from kubetwist.apiextensions.conversion import ConvertingStorage
+from kubetwist.apiextensions.conversion import converting_storage
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import validation as mv
 from kubetwist.apimachinery.field import FieldError, Path
@@ -40,7 +40,7 @@ from kubetwist.endpoints.installer import APIGroupVersion, APIResource
 from kubetwist.registry.generic.scale import ScaleREST
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import ResourceSpec, Strategy, TableConvertor
-from kubetwist.runtime import codec, errors
+from kubetwist.runtime import codec, errors, gofmt
 
 #: Patch types a custom resource accepts (upstream C{supportedTypes}; no strategic merge).
 CR_PATCH_TYPES = (codec.JSON_PATCH, codec.MERGE_PATCH, codec.APPLY_PATCH_YAML)
@@ -176,16 +176,11 @@ def _nested_int(obj: dict, dotted: str) -> tuple[Any, bool, str | None]:
 
 
 def _go_type(v: Any) -> str:
-    return {bool: "bool", int: "int64", float: "float64", str: "string", list: "[]interface {}",
-            dict: "map[string]interface {}"}.get(type(v), "<nil>")
+    return gofmt.type_name(v)
 
 
 def _go_repr(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if v is None:
-        return "<nil>"
-    return str(v)
+    return gofmt.sprint(v)
 
 
 def _scale_errors(obj: dict, scale: dict | None, spec_too: bool) -> list[FieldError]:
@@ -579,7 +574,7 @@ def build_version(crd: dict, version: str, storage: Any, clock: Any, admission: 
         obj["kind"] = cr.kind
         obj.update(rest)
 
-    converting = ConvertingStorage(storage, converter, storage_av, served_av, on_read)
+    converting = converting_storage(storage, converter, storage_av, served_av, on_read)
     store = Store(rspec, main, converting, clock, key_root=f"/registry/{group}/{rspec.resource}",
                   decorator=decorate)
     subresources: dict[str, Any] = {}

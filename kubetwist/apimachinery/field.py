@@ -8,12 +8,11 @@ Validators return a C{list[FieldError]}; the registry turns a non-empty list int
 
 from __future__ import annotations
 
-import json
-import math
-from decimal import Decimal
 from typing import Any, Iterable
 
 import orjson
+
+from kubetwist.runtime import gofmt
 
 #: Sentinel: "do not print the bad value" (upstream C{omitValue}).
 OMIT = object()
@@ -83,77 +82,16 @@ class Path:
         return hash(str(self))
 
 
-def go_float(f: float) -> str:
-    """A float64 as Go's C{%v} prints it (C{strconv.FormatFloat(f, 'g', -1, 64)}): shortest
-    digits, exponent form when the exponent is < -4 or >= 6 (C{2e+06}, C{3}, C{0.5},
-    C{123456}, C{1.234567e+06}, C{1e-05})."""
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    if f == 0:
-        return "-0" if math.copysign(1.0, f) < 0 else "0"
-    sign, digit_tuple, exponent = Decimal(repr(f)).normalize().as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    nd = len(digits)
-    dp = nd + int(exponent)
-    exp = dp - 1
-    neg = "-" if sign else ""
-    if exp < -4 or exp >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if nd > 1 else "")
-        return f"{neg}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
-    if dp <= 0:
-        return f"{neg}0.{'0' * -dp}{digits}"
-    if dp >= nd:
-        return f"{neg}{digits}{'0' * (dp - nd)}"
-    return f"{neg}{digits[:dp]}.{digits[dp:]}"
+#: Go's text of values lives in L{kubetwist.runtime.gofmt}; these names are kept for the
+#: validators that import them from here.
+go_float = gofmt.format_float
+go_quote = gofmt.quote
+go_marshal = gofmt.marshal
 
 
 def go_string_slice(values: list[str] | None) -> str:
-    """Go's C{%#v} of a C{[]string}: C{[]string{"a", "b"}}, or C{[]string(nil)} for nil;
-    elements quoted as C{%q} (printable non-ASCII kept as is)."""
-    if values is None:
-        return "[]string(nil)"
-    return "[]string{" + ", ".join(orjson.dumps(v).decode() for v in values) + "}"
-
-
-def go_quote(text: str) -> str:
-    """Go's C{strconv.Quote} / C{%q} of a string: double quotes, C{\\"} C{\\\\} C{\\n}
-    C{\\t} C{\\r}, C{\\xNN} for other ASCII control characters; other text kept as is."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in ('"', "\\"):
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-#: The characters Go's C{encoding/json} escapes in strings beyond JSON's own (HTML-safe output).
-_GO_JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
-
-
-def go_marshal(value: Any, sort_keys: bool = False) -> str:
-    """
-    Go's C{json.Marshal} text of a JSON value: compact, UTF-8, C{<} C{>} C{&} U+2028 U+2029
-    escaped.  C{sort_keys}: a Go map's keys are sorted; a struct's fields keep their order
-    (the dict's insertion order, when the caller built it in Go field order).
-    """
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys)
-    for ch, esc in _GO_JSON_ESCAPES:
-        text = text.replace(ch, esc)
-    return text
+    """Go's C{%#v} of a C{[]string}: C{[]string{"a", "b"}}, or C{[]string(nil)} for nil."""
+    return gofmt.string_slice(values)
 
 
 def _go_value(value: Any) -> str:
@@ -167,7 +105,7 @@ def _go_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return orjson.dumps(value).decode()
+        return gofmt.quote(value)
     return orjson.dumps(value).decode()
 
 
@@ -217,6 +155,28 @@ class FieldError(Exception):
         return f"FieldError({self.error()!r})"
 
 
+class GoValueError(FieldError):
+    """
+    A field error whose bad value upstream prints with C{%#v} or a C{Stringer}; C{printed}
+    is that text (see L{kubetwist.runtime.gofmt}), written unquoted after C{Invalid value: }.
+    """
+
+    def __init__(self, type: str, field: Path | str, printed: str, detail: str = "") -> None:
+        self.printed = printed
+        super().__init__(type, field, printed, detail)
+
+    def body(self) -> str:
+        text = f"{_TYPES[self.type][1]}: {self.printed}"
+        if self.detail:
+            text = f"{text}: {self.detail}"
+        return text
+
+
+def invalid_go(path: Path | str, printed: str, detail: str) -> FieldError:
+    """C{field.Invalid} whose value prints as the given Go text (C{[]string{"a"}})."""
+    return GoValueError("Invalid", path, printed, detail)
+
+
 def required(path: Path | str, detail: str = "") -> FieldError:
     return FieldError("Required", path, OMIT, detail)
 
@@ -227,7 +187,7 @@ def invalid(path: Path | str, value: Any, detail: str = "") -> FieldError:
 
 def not_supported(path: Path | str, value: Any, valid: Iterable[str]) -> FieldError:
     """Upstream C{field.NotSupported}: detail C{supported values: "a", "b"} (given order)."""
-    quoted = ", ".join(orjson.dumps(v).decode() for v in valid)
+    quoted = ", ".join(gofmt.quote(str(v)) for v in valid)
     return FieldError("NotSupported", path, value, f"supported values: {quoted}" if quoted else "")
 
 

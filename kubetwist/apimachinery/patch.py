@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from kubetwist.runtime.errors import StatusError, make_status, new_bad_request, new_request_entity_too_large
+from kubetwist.runtime import gofmt
 
 __all__ = ["apply_json_patch", "apply_merge_patch", "MAX_JSON_PATCH_OPERATIONS", "JSONPatchError"]
 
@@ -42,18 +43,7 @@ def _unprocessable() -> StatusError:
     return e
 
 
-def _go_json_kind(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    return "object"
+_go_json_kind = gofmt.json_kind
 
 
 def _decode_error(err: json.JSONDecodeError) -> str:

@@ -11,12 +11,12 @@ wraps the conversion error with C{errors.NewBadRequest(err.Error())}).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Iterable
 
 from kubetwist.apimachinery.field import go_string_slice
 from kubetwist.apimachinery.validation import is_qualified_name, is_valid_label_value
+from kubetwist.runtime import gofmt
 from kubetwist.runtime.errors import StatusError, new_bad_request
 
 __all__ = [
@@ -63,8 +63,7 @@ def _parse_int64(s: str) -> int | None:
     return v
 
 
-def _go_quote(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)
+_go_quote = gofmt.quote
 
 
 def _aggregate(msgs: list[str]) -> str:

@@ -16,8 +16,8 @@ import copy
 import json
 from typing import Any
 
-from kubetwist.apimachinery.field import go_float
 from kubetwist.apimachinery.patchmeta import PatchMeta
+from kubetwist.runtime import gofmt
 from kubetwist.runtime.errors import StatusError, make_status, new_bad_request
 
 __all__ = ["apply_strategic_merge_patch", "SMPError"]
@@ -50,37 +50,13 @@ class SMPError(Exception):
 
 
 def _go_fmt(v: Any) -> str:
-    """Go's C{%v} of a decoded JSON value (maps print with sorted keys)."""
-    if v is None:
-        return "<nil>"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return go_float(float(v))
-    if isinstance(v, str):
-        return v
-    if isinstance(v, dict):
-        return "map[" + " ".join(f"{k}:{_go_fmt(v[k])}" for k in sorted(v)) + "]"
-    if isinstance(v, list):
-        return "[" + " ".join(_go_fmt(x) for x in v) + "]"
-    return str(v)
+    """Go's C{%v} of a value decoded by C{encoding/json} (every number a C{float64})."""
+    return gofmt.sprint(v, ints_as_float=True)
 
 
 def _go_type(v: Any) -> str:
-    """The Go type a decoded JSON value has (C{reflect.TypeOf})."""
-    if v is None:
-        return "<nil>"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "float64"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, dict):
-        return "map[string]interface {}"
-    if isinstance(v, list):
-        return "[]interface {}"
-    return type(v).__name__
+    """Go's C{%T} of a value decoded by C{encoding/json} (every number a C{float64})."""
+    return gofmt.type_name(v, ints_as_float=True)
 
 
 def _bad_arg_type(expected: str, actual: Any) -> SMPError:

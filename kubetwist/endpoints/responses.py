@@ -35,7 +35,10 @@ def write_body(request: Any, code: int, body: bytes, content_type: str) -> None:
     request.setResponseCode(code)
     request.setHeader(b"Content-Type", content_type.encode())
     request.setHeader(b"Content-Length", str(len(body)).encode())
-    request.setHeader(b"Cache-Control", b"no-cache, private")
+    if not request.responseHeaders.hasHeader(b"Cache-Control"):
+        # upstream WithCacheControl: only when the handler set none (OpenAPI v3 documents
+        # are "public, immutable")
+        request.setHeader(b"Cache-Control", b"no-cache, private")
     for w in getattr(request, "kube_warnings", []) or []:
         request.responseHeaders.addRawHeader(b"Warning", warning_header(w).encode())
     if request.method != b"HEAD":

@@ -17,7 +17,7 @@ from typing import Any, Optional
 import orjson
 import yaml
 
-from kubetwist.runtime import errors
+from kubetwist.runtime import errors, gofmt
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -232,8 +232,7 @@ def go_json_error(body: bytes, err: Exception) -> str:
     return f"invalid character '{ch}' looking for beginning of value"
 
 
-def _go_char(ch: str) -> str:
-    return f"'\\x{ord(ch):02x}'" if ord(ch) < 0x20 else f"'{ch}'"
+_go_char = gofmt.quote_char
 
 
 def summarize_data(data: bytes, max_length: int = 30) -> str:

@@ -20,8 +20,10 @@ from typing import Any, Callable, Iterable, Optional
 
 import yaml
 
-from kubetwist.apimachinery.field import go_marshal, go_quote
+from kubetwist.runtime import gofmt
 from kubetwist.runtime import types as typetables
+from kubetwist.runtime.gofmt import marshal as go_marshal
+from kubetwist.runtime.gofmt import quote as go_quote
 
 #: The most strict errors C{sigs.k8s.io/json} accumulates for one document.
 MAX_STRICT_ERRORS = 100
@@ -340,17 +342,4 @@ def go_json(obj: Any) -> str:
 def go_sprint(value: Any) -> str:
     """Go's C{fmt.Sprintf("%+v", v)} of a decoded JSON value (C{map[a:1 b:[x y]]}, keys sorted):
     the patch upstream quotes in a strategic merge patch's strict decoding error."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{go_sprint(v)}" for k, v in sorted(value.items())) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_sprint(v) for v in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e21:
-            return str(int(value))
-        text = repr(value)
-        return text.replace("e-0", "e-").replace("e+0", "e+")
-    return str(value)
+    return gofmt.sprint(value)

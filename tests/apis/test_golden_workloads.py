@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 
-from twisted.trial.unittest import SkipTest, SynchronousTestCase
+from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist.admission.plugins import defaulttolerationseconds, priority, serviceaccount
 from kubetwist.apimachinery.field import Path, aggregate_message
@@ -20,10 +19,8 @@ from kubetwist.apis.apps.register import STRATEGIES
 from kubetwist.apis.core import pods
 from kubetwist.apis.core.podspec_defaults import default_pod_template_spec
 from kubetwist.apis.core.podspec_validation import validate_pod_template_spec
+from tests.support import shared_dir
 
-GOLDEN = os.environ.get(
-    "KUBETWIST_GOLDEN", "/work/shared/golden/dry-run-kubernetes-examples.jsonl"
-)
 _WORKLOADS = {
     "Pod": None,
     "Deployment": "deployments",
@@ -35,10 +32,8 @@ _DROPPED_META = ("uid", "creationTimestamp", "resourceVersion", "managedFields",
 
 
 def _vectors(kinds: tuple[str, ...]) -> list[dict]:
-    if not os.path.exists(GOLDEN):
-        raise SkipTest("golden vectors not available")
     out = []
-    with open(GOLDEN) as f:
+    with open(shared_dir("golden", "dry-run-kubernetes-examples.jsonl")) as f:
         for line in f:
             d = json.loads(line)
             o = d["object"]

@@ -8,22 +8,13 @@ refusal.  Kinds not served yet are counted, not hidden: see test_unserved_kinds_
 
 import copy
 import json
-import os
 import re
 
-from tests.support import KubeTestCase
+from tests.support import KubeTestCase, shared_dir
 
 
 def golden_path() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    d = here
-    while d != os.path.dirname(d):
-        candidate = os.path.join(os.path.dirname(d), "shared", "golden",
-                                 "dry-run-kubernetes-examples.jsonl")
-        if os.path.exists(candidate):
-            return candidate
-        d = os.path.dirname(d)
-    raise AssertionError("shared/golden not found beside the repository")
+    return str(shared_dir("golden", "dry-run-kubernetes-examples.jsonl"))
 
 
 def normalise(obj: dict) -> dict:

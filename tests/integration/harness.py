@@ -38,6 +38,8 @@ from typing import Any
 
 import yaml
 
+from tests.support import shared_dir
+
 #: How long a server may take to answer C{/readyz} with 200, in seconds.
 READY_TIMEOUT = 60.0
 #: How long one C{kubectl} invocation may take, in seconds.
@@ -95,37 +97,6 @@ def etcd_skip_reason() -> str | None:
     if etcd_binary() is not None or os.environ.get("CI"):
         return None
     return "etcd is not installed (apt-get install etcd-server); set CI=1 to make this a failure"
-
-
-def repository_root() -> Path:
-    """The root of the source tree holding this test package (the directory above C{tests})."""
-    return Path(__file__).resolve().parent.parent.parent
-
-
-def shared_dir() -> Path:
-    """
-    The project's C{shared} directory (manifests, golden answers), which lives beside the clone.
-
-    Walks up from this file until a directory has a C{shared/manifests} child.  The environment
-    variable C{KUBETWIST_SHARED_DIR} overrides the search.
-
-    @raise AssertionError: it cannot be found; the acceptance tests must fail, not skip.
-    """
-    override = os.environ.get("KUBETWIST_SHARED_DIR")
-    if override:
-        path = Path(override)
-        if (path / "manifests").is_dir():
-            return path
-        raise AssertionError(f"KUBETWIST_SHARED_DIR={override!r} has no manifests/ directory")
-    here = Path(__file__).resolve().parent
-    for parent in [here, *here.parents]:
-        if (parent / "shared" / "manifests").is_dir():
-            return parent / "shared"
-    raise AssertionError(
-        "cannot find the shared/ directory (shared/manifests/kubernetes-examples) beside the "
-        f"clone: walked up from {here}.  Check it out next to the repository, or set "
-        "KUBETWIST_SHARED_DIR."
-    )
 
 
 def manifest_path(name: str) -> Path:

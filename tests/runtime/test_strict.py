@@ -13,6 +13,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist.runtime import codec, strict
 from kubetwist.runtime import types as typetables
+from tests.support import shared_dir
 
 POD = "io.k8s.api.core.v1.Pod"
 DEPLOYMENT = "io.k8s.api.apps.v1.Deployment"
@@ -212,19 +213,11 @@ class UnstructuredTests(SynchronousTestCase):
 
 
 def _manifests_root() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    d = here
-    while d != os.path.dirname(d):
-        candidate = os.path.join(os.path.dirname(d), "shared", "manifests")
-        if os.path.isdir(candidate):
-            return candidate
-        d = os.path.dirname(d)
-    raise AssertionError("shared/manifests not found beside the repository")
+    return str(shared_dir("manifests"))
 
 
 def _golden_path() -> str:
-    return os.path.join(os.path.dirname(_manifests_root()), "golden",
-                        "dry-run-kubernetes-examples.jsonl")
+    return str(shared_dir("golden", "dry-run-kubernetes-examples.jsonl"))
 
 
 class FalsePositiveGuardTests(SynchronousTestCase):

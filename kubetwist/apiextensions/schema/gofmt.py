@@ -12,78 +12,22 @@ are never C{reflect.DeepEqual} (Python's C{1 == 1.0 == True} must not leak in).
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 from typing import Any
 
-import orjson
+from kubetwist.runtime import gofmt
 
-from kubetwist.apimachinery.field import go_float
-
-
-def _digits(f: float) -> tuple[str, int]:
-    """Shortest decimal digits of C{abs(f)} and the decimal point position (C{strconv})."""
-    t = Decimal(repr(abs(f))).as_tuple()
-    digits = "".join(map(str, t.digits))
-    exp = int(t.exponent)
-    stripped = digits.rstrip("0")
-    exp += len(digits) - len(stripped)
-    digits = stripped.lstrip("0") or "0"
-    return digits, len(digits) + exp
-
-
-def _fixed(digits: str, dp: int) -> str:
-    if dp <= 0:
-        return "0." + "0" * (-dp) + digits
-    if dp >= len(digits):
-        return digits + "0" * (dp - len(digits))
-    return digits[:dp] + "." + digits[dp:]
-
-
-def go_json_float(f: float) -> str:
-    """C{encoding/json}'s text of a C{float64} (C{1e-07}, C{3}, C{1e+21})."""
-    if f == 0:
-        return "-0" if math.copysign(1.0, f) < 0 else "0"
-    sign = "-" if f < 0 else ""
-    digits, dp = _digits(f)
-    a = abs(f)
-    if a < 1e-6 or a >= 1e21:
-        exp = dp - 1
-        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}".replace("e-0", "e-")
-    return sign + _fixed(digits, dp)
+#: Go's C{%v} of a float64 (L{kubetwist.runtime.gofmt}, where Go's text of values lives).
+go_float = gofmt.format_float
+#: C{encoding/json}'s text of a float64.
+go_json_float = gofmt.json_float
+#: Go's C{%v} of a JSON value (C{[a b]}, C{map[k:v]}, C{<nil>}).
+go_v = gofmt.sprint
 
 
 def go_json(value: Any) -> str:
-    """C{json.Marshal} of a JSON value: sorted keys, no spaces, Go float text."""
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
-        return orjson.dumps(value).decode()
-    if isinstance(value, float):
-        return go_json_float(value)
-    if isinstance(value, dict):
-        return "{" + ",".join(orjson.dumps(k).decode() + ":" + go_json(value[k])
-                              for k in sorted(value)) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(go_json(v) for v in value) + "]"
-    return orjson.dumps(value).decode()
-
-
-def go_v(value: Any) -> str:
-    """Go's C{%v} of a JSON value (C{[a b]}, C{map[k:v]}, C{<nil>})."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return go_float(value)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{go_v(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, (list, tuple)):
-        return "[" + " ".join(go_v(v) for v in value) + "]"
-    return str(value)
+    """C{json.Marshal} of a JSON value as kube-openapi prints it: sorted keys, no spaces, Go
+    float text, no HTML escaping."""
+    return gofmt.marshal(value, sort_keys=True, escape_html=False)
 
 
 def go_type(value: Any) -> str:

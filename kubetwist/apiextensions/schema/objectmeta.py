@@ -17,6 +17,7 @@ from kubetwist.apiextensions.schema.compiled import SchemaNode
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery.field import FieldError, Path
 from kubetwist.apimachinery.validation import name_is_dns1035_label, validate_object_meta
+from kubetwist.runtime import gofmt
 
 #: JSON names of C{metav1.ObjectMeta} fields.
 OBJECT_META_FIELDS = frozenset({
@@ -61,18 +62,7 @@ def prune_object_meta(meta: Any, prefix: str, unknown: list[str]) -> None:
                             del entry[k]
 
 
-def _go_json_type(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return "null"
+_go_json_type = gofmt.json_kind
 
 
 def object_meta_decode_error(meta: Any) -> str | None:

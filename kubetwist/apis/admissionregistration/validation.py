@@ -46,6 +46,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta_update,
 )
 from kubetwist.apis.core.common import validate_qualified_name
+from kubetwist.runtime import gofmt
 
 __all__ = [
     "ACCEPTED_ADMISSION_REVIEW_VERSIONS",
@@ -94,9 +95,7 @@ class _GoValueError(FieldError):
 
 def _go_slice(type_name: str, values: list) -> str:
     """Go's C{%#v} of a string-typed slice: C{[]string{"a", "b"}}."""
-    import orjson
-
-    return f"[]{type_name}{{" + ", ".join(orjson.dumps(v).decode() for v in values) + "}"
+    return gofmt.string_slice(values, type_name)
 
 
 def _invalid_slice(path: Path, type_name: str, values: list, detail: str) -> FieldError:

@@ -10,7 +10,6 @@ Bad values that are Go maps or structs are printed as Go's C{%#v} prints them
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from kubetwist.apimachinery.field import FieldError, Path, forbidden, invalid, not_supported, required
@@ -31,6 +30,7 @@ from kubetwist.apis.core.podspec_validation import (
     validate_pod_specific_annotations,
     validate_pod_template_spec,
 )
+from kubetwist.runtime import gofmt
 
 __all__ = [
     "validate_deployment",
@@ -111,8 +111,7 @@ def selector_matches(sel: dict | None, labels: dict | None) -> bool:
     return True
 
 
-def _go_quote(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)
+_go_quote = gofmt.quote
 
 
 def go_label_selector(sel: dict | None) -> str:

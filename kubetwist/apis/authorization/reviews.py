@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from kubetwist import authorization
 from kubetwist.apimachinery import field
 from kubetwist.apimachinery.field import FieldError
@@ -30,7 +28,7 @@ from kubetwist.registry.review import (
     go_shape,
     review_metadata,
 )
-from kubetwist.runtime import errors
+from kubetwist.runtime import errors, gofmt
 from kubetwist.runtime.types import authorization_v1
 
 __all__ = [
@@ -63,14 +61,11 @@ RESOURCES: list[ResourceSpec] = [
 
 # --- Go's %#v of the bad values upstream's validation reports ------------------------------------
 def _q(text: Any) -> str:
-    return orjson.dumps(text if isinstance(text, str) else "").decode()
+    return gofmt.quote(text if isinstance(text, str) else "")
 
 
 def _go_map(value: Any) -> str:
-    if not value:
-        return "map[string]string(nil)"
-    items = ", ".join(f"{_q(k)}:{_q(v)}" for k, v in sorted(value.items()))
-    return "map[string]string{" + items + "}"
+    return gofmt.string_map(value or None)
 
 
 def _go_object_meta(meta: dict) -> str:

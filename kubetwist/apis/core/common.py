@@ -11,9 +11,14 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-import orjson
-
-from kubetwist.apimachinery.field import FieldError, Path, internal, invalid
+from kubetwist.apimachinery.field import (
+    FieldError,
+    GoValueError,
+    Path,
+    internal,
+    invalid,
+    invalid_go,
+)
 from kubetwist.apimachinery.validation import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -24,6 +29,7 @@ from kubetwist.apimachinery.validation import (
     name_is_dns_label,
     name_is_dns_subdomain,
 )
+from kubetwist.runtime import gofmt
 
 __all__ = [
     "SUPPORTED_PORT_PROTOCOLS",
@@ -57,40 +63,9 @@ validate_namespace_name = name_is_dns_label
 validate_service_account_name = name_is_dns_subdomain
 
 
-def go_quote(value: str) -> str:
-    """Go's C{%q} of a string (close enough: JSON quoting, UTF-8 kept)."""
-    return orjson.dumps(value).decode()
-
-
-def go_string_slice(values: list | None, type_name: str = "string") -> str:
-    """Go's C{%#v} of a string slice: C{[]string{"a", "b"}}, C{[]string(nil)} for nil."""
-    if values is None:
-        return f"[]{type_name}(nil)"
-    return f"[]{type_name}{{" + ", ".join(go_quote(str(v)) for v in values) + "}"
-
-
-class GoValueError(FieldError):
-    """
-    A field error whose bad value upstream prints with C{%#v} or a C{Stringer}; C{printed}
-    is that text, written unquoted after C{Invalid value: }.
-    """
-
-    def __init__(self, type: str, field: Path | str, printed: str, detail: str = "") -> None:
-        self.printed = printed
-        super().__init__(type, field, printed, detail)
-
-    def body(self) -> str:
-        from kubetwist.apimachinery.field import _TYPES
-
-        text = f"{_TYPES[self.type][1]}: {self.printed}"
-        if self.detail:
-            text = f"{text}: {self.detail}"
-        return text
-
-
-def invalid_go(path: Path | str, printed: str, detail: str) -> FieldError:
-    """C{field.Invalid} whose value prints as the given Go text."""
-    return GoValueError("Invalid", path, printed, detail)
+#: Go's C{%q} of a string and C{%#v} of a string slice (L{kubetwist.runtime.gofmt}).
+go_quote = gofmt.quote
+go_string_slice = gofmt.string_slice
 
 
 def validate_dns1123_label(value: str, path: Path | str) -> list[FieldError]:

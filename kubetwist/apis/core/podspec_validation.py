@@ -47,6 +47,7 @@ from kubetwist.apimachinery.validation import (
     validate_nonnegative,
 )
 from kubetwist.apis.core.pod_quantity import QuantityError, parse_quantity
+from kubetwist.runtime import gofmt
 
 __all__ = [
     "validate_pod_spec",
@@ -77,12 +78,7 @@ class GoValueError(FieldError):
 
 def go_string_map(m: dict | None) -> str:
     """Go's C{%#v} of a C{map[string]string}: sorted keys, C{(nil)} for an absent map."""
-    if m is None:
-        return "map[string]string(nil)"
-    from kubetwist.apimachinery.field import _go_value
-
-    inner = ", ".join(f"{_go_value(str(k))}:{_go_value(str(m[k]))}" for k in sorted(m))
-    return "map[string]string{" + inner + "}"
+    return gofmt.string_map(m)
 
 
 def validate_dns1123_label(value: str, path: Path) -> list[FieldError]:

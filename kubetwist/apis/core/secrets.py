@@ -24,6 +24,7 @@ from kubetwist.apis.core.common import validate_secret_name
 from kubetwist.apis.core.configmaps import MAX_SECRET_SIZE, _decoded, _decoded_len
 from kubetwist.apis.core.printers import SECRET_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime import gofmt
 
 __all__ = [
     "SECRET_STRATEGY",
@@ -95,13 +96,7 @@ def _go_json_error(raw: bytes) -> str | None:
     return f"json: cannot unmarshal {kinds[type(value)]} into Go value of type map[string]interface {{}}"
 
 
-def _go_char(ch: str) -> str:
-    """Go's C{quoteChar}: C{'x'}, C{'\\''}, C{'\\"'}."""
-    if ch == "'":
-        return "'\\''"
-    if ch == '"':
-        return "'\"'"
-    return f"'{ch}'"
+_go_char = gofmt.quote_char
 
 
 def validate_secret(secret: dict) -> list[FieldError]:

@@ -24,6 +24,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
+from kubetwist.runtime import gofmt
 
 __all__ = [
     "GROUP_NAME",
@@ -56,9 +57,7 @@ class _GoStructError(FieldError):
         return f"Invalid value: {self.go_text}: {self.detail}"
 
 
-def _go_quote(value: str) -> str:
-    """Go's C{%q} of a string (ASCII-only escapes are enough for names)."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+_go_quote = gofmt.quote
 
 
 def validate_rbac_name(name: str, prefix: bool) -> list[str]:

@@ -163,11 +163,18 @@ class IPAllocator:
                     f"the provided IP ({ip}) is not in the valid range. The range of valid IPs "
                     f"is {self.cidr}",
                 )
+            if dry_run:
+                # upstream Range.allocate: a dry run checks the range only, not whether the
+                # IP is free ("racy and not worth the effort")
+                return ip
             try:
                 await self.bitmap.allocate(off, dry_run)
             except AllocationError:
                 raise AllocationError("taken", "provided IP is already allocated") from None
             return ip
+        if dry_run:
+            # upstream Range.allocateNext: a dry run answers the range's base address
+            return str(self.network.network_address)
         try:
             off = await self.bitmap.allocate(None, dry_run, prefer_from=self.static_band)
         except AllocationError:
@@ -217,6 +224,20 @@ class PortAllocator:
         except AllocationError:
             raise AllocationError("full", "range is full") from None
         return self.base + off
+
+    @staticmethod
+    def dry_run_next(allocated: list[int]) -> int:
+        """
+        The port a dry run answers for an unrequested node port: one past the highest port
+        the same operation has taken so far, or 32769 for its first one, without looking at
+        the range or the bitmap (upstream C{PortAllocationOperation.AllocateNext}, whose
+        search loop never runs).
+
+        @param allocated: the ports the operation has taken so far; the answer is appended.
+        """
+        port = (max(allocated) if allocated else 32768) + 1
+        allocated.append(port)
+        return port
 
     async def release(self, port: int) -> None:
         if self.contains(port):

@@ -12,7 +12,7 @@ from typing import Any, Optional
 from kubetwist.apimachinery import field as fe
 from kubetwist.registry.core.allocator import AllocationError, IPAllocator, PortAllocator
 from kubetwist.registry.generic.store import Store
-from kubetwist.runtime import errors
+from kubetwist.runtime import errors, gofmt
 
 NODE_PORT_TYPES = ("NodePort", "LoadBalancer")
 
@@ -47,9 +47,11 @@ class ServiceAllocations:
         try:
             ip = await self.ips.allocate(requested, dry_run)
         except AllocationError as e:
+            # upstream prints the []string with %#v (field.ErrorBody's default case)
             value = spec.get("clusterIPs") or [requested]
-            raise self._invalid(svc, [fe.invalid(
-                "spec.clusterIPs", value, f"failed to allocate IP {requested}: {e}")])
+            raise self._invalid(svc, [fe.invalid_go(
+                "spec.clusterIPs", gofmt.string_slice(value),
+                f"failed to allocate IP {requested}: {e}")])
         spec["clusterIP"] = ip
         spec["clusterIPs"] = [ip]
 
@@ -65,6 +67,8 @@ class ServiceAllocations:
                 if p.get("nodePort"):
                     old_ports[(p.get("port"), p.get("protocol", "TCP"))] = p["nodePort"]
         used_old = set(old_ports.values())
+        #: the ports a dry run has taken (upstream PortAllocationOperation.allocated)
+        dry_allocated: list[int] = []
         for i, p in enumerate(spec.get("ports") or []):
             want = p.get("nodePort")
             if not want:
@@ -74,8 +78,15 @@ class ServiceAllocations:
                     continue
             elif want in used_old:
                 continue
+            if dry_run and not want:
+                p["nodePort"] = self.ports.dry_run_next(dry_allocated)
+                continue
             try:
+                if dry_run and want in dry_allocated:
+                    raise AllocationError("taken", "provided port is already allocated")
                 port = await self.ports.allocate(want or None, dry_run)
+                if dry_run:
+                    dry_allocated.append(port)
             except AllocationError as e:
                 for g in got:
                     await self.ports.release(g)

@@ -31,10 +31,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, succeed
 from zope.interface import alsoProvides, implementer
 
 from kubetwist.registry.rest import Strategy, TableConvertor
+from kubetwist.runtime import errors
 from kubetwist.storage import interfaces as st
 
 __all__ = ["ConvertingStorage", "HubConversion", "VersionConverter", "hub_strategy"]
@@ -45,7 +46,8 @@ Convert = Callable[[dict], dict]
 @dataclass(frozen=True)
 class VersionConverter:
     """
-    How one served version of a resource maps onto its storage version.
+    How one served version of a resource maps onto its storage version, synchronously (the
+    built-in versions: plain functions of the scheme).
 
     @ivar to_storage: C{served_obj -> storage_obj}: a new dict in the storage version (its
         C{apiVersion} set), with C{metadata} kept (including C{resourceVersion}).
@@ -55,34 +57,79 @@ class VersionConverter:
     to_storage: Convert
     from_storage: Convert
 
+    #: Both conversions answer at once (L{ConvertingStorage}'s fast path).
+    synchronous = True
 
-def _out(convert: Convert, obj: dict | None) -> dict | None:
-    return None if obj is None else convert(obj)
+    def from_storage_list(self, items: list[dict]) -> list[dict]:
+        """C{from_storage} of each item."""
+        return [self.from_storage(i) for i in items]
+
+
+def _is_async(value: Any) -> bool:
+    return isinstance(value, Deferred) or hasattr(value, "__await__")
+
+
+def _deferred(value: Any) -> Deferred:
+    """A Deferred of a conversion's result: a Deferred as is, an awaitable awaited, a plain
+    value already fired."""
+    if isinstance(value, Deferred):
+        return value
+    if hasattr(value, "__await__"):
+        async def wait() -> Any:
+            return await value
+        return Deferred.fromCoroutine(wait())
+    return succeed(value)
+
+
+def _chain(value: Any) -> Any:
+    """What a Deferred callback returns for a conversion's result: a plain value as is (the
+    synchronous fast path adds no Deferred), anything awaitable as a Deferred (chained)."""
+    return _deferred(value) if _is_async(value) else value
 
 
 @implementer(st.IStorage)
 class ConvertingStorage:
     """
     An L{st.IStorage} over C{inner} (which holds the storage version) that hands out and takes
-    objects in a served version.  It provides L{st.IWatchCache} when C{inner} does (the watch
-    options pass through to the Cacher).
+    objects in a served version: upstream's storage codec (encode to the storage version,
+    decode from whatever version an object was stored in).  Built-in versions and custom
+    resources (L{kubetwist.apiextensions.conversion}) both use it.
 
-    Predicates are evaluated on the served form (the field selectors of the served version,
-    upstream's field label conversion), so one Cacher prefix serves every version.
+    The converter has C{to_storage(obj)} and C{from_storage(obj)}, each answering a dict or an
+    awaitable of one (a conversion webhook), C{from_storage_list(items)} (one call for a
+    list's items: one ConversionReview) and C{synchronous}: true when neither ever awaits
+    (L{VersionConverter}; custom resources without a webhook).  A conversion's error reaches
+    the caller unchanged (custom resources raise 500 C{InternalError}s with the webhook's text).
+
+    It provides L{st.IWatchCache} when C{inner} does: the watch options (bookmarks, initial
+    events, timeout) reach the Cacher, and pause, resume and progress requests reach the
+    inner watch, for every version.  Predicates (field selectors) are evaluated on the served
+    form when the converter is synchronous, so one Cacher prefix serves every version (upstream
+    converts field labels); a webhook cannot run inside the storage's filter, so there they
+    see the stored form.  Watch events keep their order and key; with an asynchronous
+    converter each waits for its conversion, and a failed conversion ends the watch with an
+    C{ERROR} event carrying the error's Status.
+
+    @param inner: the storage of the storage version (possibly a Cacher).
+    @param converter: see above.
     """
 
-    def __init__(self, inner: Any, converter: VersionConverter) -> None:
+    def __init__(self, inner: Any, converter: Any) -> None:
         self.inner = inner
         self.converter = converter
+        self.synchronous = bool(getattr(converter, "synchronous", False))
         self.name = getattr(inner, "name", "converting")
         if st.IWatchCache.providedBy(inner):
             alsoProvides(self, st.IWatchCache)
 
-    def _served(self, obj: dict | None) -> dict | None:
-        return _out(self.converter.from_storage, obj)
+    def _served(self, obj: dict | None) -> Any:
+        return None if obj is None else _chain(self.converter.from_storage(obj))
+
+    def _stored(self, obj: dict) -> Any:
+        return _chain(self.converter.to_storage(obj))
 
     def _predicate(self, predicate: st.SelectionPredicate) -> st.SelectionPredicate:
-        if predicate.empty():
+        if predicate.empty() or not self.synchronous:
             return predicate
         convert = self.converter.from_storage
         return st.SelectionPredicate(lambda obj: predicate.matches(convert(obj)))
@@ -94,8 +141,11 @@ class ConvertingStorage:
     def get_list(self, key: str, recursive: bool = True, resource_version: str = "",
                  resource_version_match: str = "", limit: int = 0, continue_token: str = "",
                  predicate: st.SelectionPredicate = st.EVERYTHING) -> Deferred:
-        def convert(result: st.ListResult) -> st.ListResult:
-            return replace(result, items=[self.converter.from_storage(i) for i in result.items])
+        def convert(result: st.ListResult) -> Any:
+            items = self.converter.from_storage_list(list(result.items))
+            if _is_async(items):
+                return _deferred(items).addCallback(lambda i: replace(result, items=i))
+            return replace(result, items=items)
         d = self.inner.get_list(
             key, recursive=recursive, resource_version=resource_version,
             resource_version_match=resource_version_match, limit=limit,
@@ -103,7 +153,8 @@ class ConvertingStorage:
         return d.addCallback(convert)
 
     def create(self, key: str, obj: dict) -> Deferred:
-        d = self.inner.create(key, self.converter.to_storage(obj))
+        d = _deferred(self.converter.to_storage(obj))
+        d.addCallback(lambda stored: self.inner.create(key, stored))
         return d.addCallback(self._served)
 
     def delete(self, key: str, preconditions: st.Preconditions | None = None,
@@ -111,7 +162,10 @@ class ConvertingStorage:
         check = None
         if validate_deletion is not None:
             def check(current: dict) -> Any:
-                return validate_deletion(self._served(current))
+                served = self.converter.from_storage(current)
+                if _is_async(served):
+                    return _deferred(served).addCallback(validate_deletion)
+                return validate_deletion(served)
         d = self.inner.delete(key, preconditions, check)
         return d.addCallback(self._served)
 
@@ -121,10 +175,16 @@ class ConvertingStorage:
         """Upstream C{GuaranteedUpdate} through the codec: C{try_update} sees and returns the
         served version; the compare-and-swap stores the storage version."""
         async def wrapped(current: dict | None) -> dict:
-            new = try_update(self._served(current))
-            if isinstance(new, Deferred) or hasattr(new, "__await__"):
+            served = None if current is None else self.converter.from_storage(current)
+            if _is_async(served):
+                served = await served
+            new = try_update(served)
+            if _is_async(new):
                 new = await new
-            return self.converter.to_storage(new)
+            stored = self.converter.to_storage(new)
+            if _is_async(stored):
+                stored = await stored
+            return stored
 
         d = self.inner.guaranteed_update(
             key, lambda cur: Deferred.fromCoroutine(wrapped(cur)), preconditions,
@@ -134,8 +194,9 @@ class ConvertingStorage:
     def watch(self, key: str, resource_version: str = "", recursive: bool = False,
               predicate: st.SelectionPredicate = st.EVERYTHING, **extra: Any) -> st.Watch:
         """
-        The inner watch with each object event converted (BOOKMARK and ERROR pass unchanged);
-        stop, flow control and progress requests reach the inner watch.
+        The inner watch with each object event converted (BOOKMARK and ERROR pass unchanged,
+        in order); C{extra} (the Cacher's watch options) is passed through; stop, flow
+        control and progress requests reach the inner watch.
         """
         inner = self.inner.watch(key, resource_version, recursive, self._predicate(predicate),
                                  **extra)
@@ -143,15 +204,61 @@ class ConvertingStorage:
         outer = st.Watch(on_stop=inner.stop, on_pause=inner.pauseProducing,
                          on_resume=inner.resumeProducing, on_progress=progress)
         convert = self.converter.from_storage
+        #: the last queued asynchronous step; later events wait for it (order is kept)
+        tail: list[Deferred] = []
+
+        def enqueue(step: Callable[[], Any]) -> None:
+            prev = tail[0] if tail else None
+
+            async def run() -> None:
+                if prev is not None:
+                    await prev
+                await step()
+            tail[:] = [Deferred.fromCoroutine(run())]
 
         def on_event(ev: st.WatchEvent) -> None:
             if ev.type in ("BOOKMARK", "ERROR"):
-                outer.send(ev)
+                if tail:
+                    async def send_in_turn() -> None:
+                        outer.send(ev)
+                    enqueue(send_in_turn)
+                else:
+                    outer.send(ev)
+                return
+            try:
+                served = convert(ev.object)
+            except errors.StatusError as e:
+                fail(e)
+                return
+            if not _is_async(served) and not tail:
+                outer.send(st.WatchEvent(ev.type, served, ev.key))
+                return
+
+            async def send_converted() -> None:
+                if outer.ended:
+                    return
+                try:
+                    obj = await served if _is_async(served) else served
+                except errors.StatusError as e:
+                    fail(e)
+                    return
+                outer.send(st.WatchEvent(ev.type, obj, ev.key))
+            enqueue(send_converted)
+
+        def fail(e: errors.StatusError) -> None:
+            if not outer.ended:
+                outer.send(st.WatchEvent("ERROR", e.status))
+                outer.close()
+                inner.stop()
+
+        def ended(_: Any) -> None:
+            if tail:
+                tail[0].addBoth(lambda _: outer.close())
             else:
-                outer.send(st.WatchEvent(ev.type, convert(ev.object), ev.key))
+                outer.close()
 
         inner.subscribe(on_event)
-        inner.done.addBoth(lambda _: outer.close())
+        inner.done.addBoth(ended)
         return outer
 
     def count(self, key: str) -> Deferred:

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from kubetwist.apimachinery import field
+from kubetwist.runtime import gofmt
 from kubetwist.storage.value.encrypt import (
     AES_KEY_SIZES,
     SECRETBOX_KEY_SIZES,
@@ -406,7 +407,7 @@ def _b64(text: str) -> bytes | None:
 
 def _go_strings(values: list[str]) -> str:
     """Go's C{%#v} of a C{[]string}."""
-    return "[]string{" + ", ".join(_q(v) for v in values) + "}"
+    return gofmt.string_slice(values)
 
 
 def _go_provider(provider: dict) -> str:
@@ -429,8 +430,7 @@ def _aggregate(errors: list[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
-def _q(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+_q = gofmt.quote
 
 
 def _one_line(text: str) -> str:
