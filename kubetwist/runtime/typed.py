@@ -319,7 +319,7 @@ class _Decode:
         if t == "Quantity":
             if jk in ("array", "object", "bool") or (jk == "string" and not value.strip()):
                 raise _Abort(QUANTITY_FORMAT_WRONG)
-            from kubetwist.apis.core.pod_quantity import QuantityError, parse_quantity
+            from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
             try:
                 parse_quantity(value if jk == "string" else number_text(value))
@@ -488,9 +488,9 @@ def go_duration_error(text: str) -> Optional[str]:
 
 
 def _go_quote(text: str) -> str:
-    from kubetwist.apimachinery.field import go_quote
+    from kubetwist.runtime.gofmt import quote
 
-    return go_quote(text)
+    return quote(text)
 
 
 # --- parsing that keeps number literals ----------------------------------------------------------

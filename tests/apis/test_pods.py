@@ -8,7 +8,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist.apimachinery.field import Path, aggregate_message
 from kubetwist.apis.core import pods
-from kubetwist.apis.core.pod_quantity import canonical_quantity, round_up_milli
+from kubetwist.runtime.quantity import canonical_quantity, round_up_milli
 from kubetwist.apis.core.podspec_defaults import image_pull_policy_for
 
 

@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from kubetwist.apis.core.pod_quantity import QuantityError, parse_quantity
+from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = ["CEL_EXTENSIONS", "ENV_CONFIG_YAML", "FUNCTION_IMPLS"]
 

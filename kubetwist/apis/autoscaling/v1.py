@@ -25,7 +25,7 @@ from typing import Any
 
 from kubetwist.apimachinery.field import go_marshal
 from kubetwist.apis.autoscaling import hpa as v2
-from kubetwist.apis.core.pod_quantity import canonical_quantity
+from kubetwist.runtime.quantity import canonical_quantity
 
 __all__ = [
     "ANNOTATIONS",

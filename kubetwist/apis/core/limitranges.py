@@ -17,7 +17,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kubetwist.apis.core.pod_quantity import Quantity, QuantityError, parse_quantity
+from kubetwist.runtime.quantity import Quantity, QuantityError, parse_quantity
 from kubetwist.apis.core.podspec_defaults import default_resource_list
 from kubetwist.apis.core.podspec_validation import (
     _STANDARD_RESOURCES,

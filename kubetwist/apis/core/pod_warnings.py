@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kubetwist.apimachinery.field import Path
 from kubetwist.apimachinery.validation import is_dns1123_label
-from kubetwist.apis.core.pod_quantity import QuantityError, parse_quantity
+from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [
     "DEPRECATED_NODE_LABELS",

@@ -32,7 +32,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kubetwist.apis.core.pod_quantity import QuantityError, parse_quantity
+from kubetwist.runtime.quantity import QuantityError, parse_quantity
 from kubetwist.apis.core.pod_warnings import pod_warnings
 from kubetwist.apis.core.podspec_defaults import (
     default_pod_spec,

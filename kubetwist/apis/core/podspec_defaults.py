@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubetwist.apis.core.pod_quantity import canonical_quantity, round_up_milli
+from kubetwist.runtime.quantity import canonical_quantity, round_up_milli
 
 __all__ = [
     "default_pod_spec",

@@ -46,7 +46,7 @@ from kubetwist.apimachinery.validation import (
     validate_labels,
     validate_nonnegative,
 )
-from kubetwist.apis.core.pod_quantity import QuantityError, parse_quantity
+from kubetwist.runtime.quantity import QuantityError, parse_quantity
 from kubetwist.runtime import gofmt
 
 __all__ = [

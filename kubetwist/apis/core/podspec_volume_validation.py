@@ -28,7 +28,7 @@ from kubetwist.apimachinery.validation import (
     is_qualified_name,
     name_is_dns_subdomain,
 )
-from kubetwist.apis.core.pod_quantity import QuantityError, parse_quantity
+from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = ["validate_volumes", "validate_dns1123_label"]
 

@@ -599,7 +599,7 @@ def _storage_class(obj: dict) -> str:
 
 
 def _quantity_text(value: object) -> str:
-    from kubetwist.apis.core.pod_quantity import QuantityError, canonical_quantity
+    from kubetwist.runtime.quantity import QuantityError, canonical_quantity
 
     if value is None:
         return "0"

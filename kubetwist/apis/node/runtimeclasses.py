@@ -15,7 +15,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kubetwist.apis.core.pod_quantity import canonical_quantity
+from kubetwist.runtime.quantity import canonical_quantity
 from kubetwist.apis.core.pod_warnings import runtime_class_warnings
 from kubetwist.apis.core.podspec_validation import (
     validate_resource_requirements,

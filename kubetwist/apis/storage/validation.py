@@ -33,7 +33,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kubetwist.apis.core.pod_quantity import QuantityError, canonical_quantity, parse_quantity
+from kubetwist.runtime.quantity import QuantityError, canonical_quantity, parse_quantity
 
 __all__ = [
     "default_csi_driver",

@@ -1,6 +1,6 @@
 # -*- test-case-name: tests.apis.test_pods -*-
 """
-Resource quantities as pods use them: upstream C{k8s.io/apimachinery/pkg/api/resource}
+Resource quantities (resource.Quantity): upstream C{k8s.io/apimachinery/pkg/api/resource}
 (C{ParseQuantity}, C{Quantity.String()} canonical form, C{Cmp}, C{RoundUp}).
 
 A quantity is held as an exact C{fractions.Fraction} plus its format (C{DecimalSI},
