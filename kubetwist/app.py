@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.test_app -*-
+# -*- test-case-name: tests.test_app,tests.test_app_assemble -*-
 """
 The composition root, next to L{kubetwist.tap}: the process-level service tree, upstream
 C{cmd/kube-apiserver/app/server.go CreateServerChain}

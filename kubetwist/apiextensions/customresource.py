@@ -34,7 +34,7 @@ from kubetwist.apiextensions.conversion import converting_storage
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import validation as mv
 from kubetwist.apimachinery.field import FieldError, Path
-from kubetwist.endpoints.handlers import options as opts
+from kubetwist.endpoints.handlers.options import field_validation_mode
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.installer import APIGroupVersion, APIResource
 from kubetwist.registry.generic.scale import ScaleREST
@@ -387,22 +387,6 @@ def unsupported_patch_type() -> errors.StatusError:
 
 
 # --- handlers -------------------------------------------------------------------------------------
-def field_validation_mode(request: Any) -> str:
-    """The request's C{fieldValidation}: C{Strict}, C{Warn} (the default) or C{Ignore}.
-
-    @raise StatusError: 422 Invalid C{CreateOptions}/C{UpdateOptions}/C{PatchOptions} for
-        another value (upstream C{ValidateCreateOptions} and friends)."""
-    q = getattr(getattr(request, "kube_info", None), "query", None) or {}
-    mode = opts.first(q, "fieldValidation", "")
-    if mode in ("Strict", "Warn", "Ignore"):
-        return mode
-    if not mode:
-        return "Warn"
-    kind = {b"POST": "CreateOptions", b"PUT": "UpdateOptions"}.get(request.method, "PatchOptions")
-    raise errors.new_invalid("meta.k8s.io", kind, "",
-                             mv.validate_field_validation(Path("fieldValidation"), mode))
-
-
 class CustomResourceHandlers(ResourceHandlers):
     """
     L{ResourceHandlers} for one version of a custom resource: decoded bodies (create, update,

@@ -251,7 +251,7 @@ class DefaultScheduleTests(TestCase):
     async def test_server_runs_compactor(self):
         """The server's storage gets a running compactor child on the same backend, whose
         first round is one interval after start."""
-        from kubetwist.server.run import KubeAPIService
+        from kubetwist.app import KubeAPIService
         from kubetwist.tap import Options
 
         options = Options()

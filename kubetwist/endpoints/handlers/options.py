@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from kubetwist.apimachinery import selectors
+from kubetwist.apimachinery import validation as mv
+from kubetwist.apimachinery.field import Path
 from kubetwist.registry.deletion import validate_delete_options
 from kubetwist.registry.generic.store import ListOptions
 from kubetwist.registry.rest import Strategy
@@ -195,3 +197,19 @@ def storage_serves_watch_options(store: Any) -> bool:
     provides L{IWatchCache}: the Cacher); otherwise the watch handler emulates them.
     """
     return IWatchCache.providedBy(getattr(store, "storage", None))
+
+
+def field_validation_mode(request: Any) -> str:
+    """The request's C{fieldValidation}: C{Strict}, C{Warn} (the default) or C{Ignore}.
+
+    @raise StatusError: 422 Invalid C{CreateOptions}/C{UpdateOptions}/C{PatchOptions} for
+        another value (upstream C{ValidateCreateOptions} and friends)."""
+    q = getattr(getattr(request, "kube_info", None), "query", None) or {}
+    mode = first(q, "fieldValidation", "")
+    if mode in ("Strict", "Warn", "Ignore"):
+        return mode
+    if not mode:
+        return "Warn"
+    kind = {b"POST": "CreateOptions", b"PUT": "UpdateOptions"}.get(request.method, "PatchOptions")
+    raise errors.new_invalid("meta.k8s.io", kind, "",
+                             mv.validate_field_validation(Path("fieldValidation"), mode))

@@ -161,7 +161,7 @@ class ResourceHandlers:
             the wrong type) and 415; 422 Invalid C{CreateOptions}/C{UpdateOptions} for
             another C{fieldValidation} value.
         """
-        from kubetwist.apiextensions.customresource import field_validation_mode
+        from kubetwist.endpoints.handlers.options import field_validation_mode
 
         type_name = self.kind_type_name()
         finder = getattr(self.store.strategy, "unknown_fields", None)
@@ -598,7 +598,7 @@ class ResourceHandlers:
             C{patch: Invalid value: "<patched object JSON, or the patch as Go prints a map>":
             strict decoding error: ...}; under C{Warn} the errors become C{Warning}s.
         """
-        from kubetwist.apiextensions.customresource import field_validation_mode
+        from kubetwist.endpoints.handlers.options import field_validation_mode
         from kubetwist.apimachinery import field
 
         mode = field_validation_mode(request)
@@ -659,7 +659,7 @@ class ResourceHandlers:
                             out: Output, dry: bool) -> None:
         """C{PUT .../scale}: the body decoded as an C{autoscaling/v1 Scale} by the one body
         decoder, then L{ScaleREST.update}."""
-        from kubetwist.apiextensions.customresource import field_validation_mode
+        from kubetwist.endpoints.handlers.options import field_validation_mode
 
         decoded = decodelib.decode(read_body(request), _content_type(request), scale.expect,
                                    field_validation_mode(request))
@@ -751,7 +751,7 @@ async def create_on(handlers: Any, request: Any, namespace: str, name: str, rest
     @raise StatusError: the decoder's 400/415, 400 for a C{dryRun} other than C{All}, 406,
         and the REST object's errors.
     """
-    from kubetwist.apiextensions.customresource import field_validation_mode
+    from kubetwist.endpoints.handlers.options import field_validation_mode
 
     q = _query(request)
     out = negotiate(request, allow_transform=False)

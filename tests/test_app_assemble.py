@@ -1,6 +1,5 @@
-# -*- test-case-name: tests.server.test_run -*-
 """
-Tests for L{kubetwist.server.run}: the composition root (upstream C{CreateServerChain}): the
+Tests for L{kubetwist.app}: the composition root (upstream C{CreateServerChain}): the
 three servers delegate aggregator -> kube-apiserver -> apiextensions behind one handler chain,
 with health, version and discovery on the front, and the storage health checks.
 """
@@ -13,7 +12,7 @@ from twisted.internet import defer
 from twisted.python.failure import Failure
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.server import run
+from kubetwist import app as run
 from tests.support import KubeTestCase
 
 
