@@ -181,12 +181,15 @@ def _walk(value: Any) -> Any:
                 if isinstance(port, dict) and "nodePort" in port:
                     port["nodePort"] = "<allocated>"
         if out.get("kind") == "Table":
-            dates = [i for i, c in enumerate(out.get("columnDefinitions") or [])
-                     if c.get("format") == "date"]
+            columns = out.get("columnDefinitions") or []
+            varying = {i: "<age>" for i, c in enumerate(columns)
+                       if c.get("name") == "Age" or c.get("type") == "date"}
+            varying.update({i: "<allocated>" for i, c in enumerate(columns)
+                            if c.get("name") == "Cluster-IP"})
             for row in out.get("rows") or []:
-                for i in dates:
+                for i, placeholder in varying.items():
                     if i < len(row.get("cells") or []):
-                        row["cells"][i] = "<age>"
+                        row["cells"][i] = placeholder
         return out
     if isinstance(value, list):
         return [_walk(v) for v in value]
@@ -206,8 +209,9 @@ def normalise(body: Any) -> Any:
     as C{<continue>}; a generated name as C{<generateName><generated>}; a Service's allocated
     C{clusterIP(s)}, C{nodePort}s and C{healthCheckNodePort} as C{<allocated>};
     C{kube-api-access-xxxxx} as C{kube-api-access-<generated>}; Go pointers printed in
-    messages (C{(*int64)(0xc000123456)}) as C{(<pointer>)}; Table cells of C{date} columns
-    as C{<age>}. C{selfLink} is removed. The argument is not changed."""
+    messages (C{(*int64)(0xc000123456)}) as C{(<pointer>)}; Table cells of C{Age} or C{date}
+    columns as C{<age>}, of a C{Cluster-IP} column as C{<allocated>}. C{selfLink} is removed.
+    The argument is not changed."""
     return _walk(copy.deepcopy(body))
 
 

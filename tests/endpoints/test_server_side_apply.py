@@ -59,7 +59,7 @@ class ApplyTests(KubeTestCase):
             "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": 'Apply failed with 1 conflict: conflict with "mgr": .spec.replicas',
             "reason": "Conflict",
-            "details": {"causes": [{"type": "FieldManagerConflict",
+            "details": {"causes": [{"reason": "FieldManagerConflict",
                                     "message": 'conflict with "mgr"',
                                     "field": ".spec.replicas"}]},
             "code": 409}))
@@ -200,6 +200,22 @@ class ScaleTests(KubeTestCase):
         self.assertEqual(obj["metadata"]["managedFields"][1]["fieldsV1"],
                          {"f:spec": {"f:replicas": {}}})
         self.assertNotIn("f:replicas", obj["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"])
+
+    def test_scale_entry_has_no_time(self) -> None:
+        """The entry a C{/scale} write records has no C{time}, so it sorts before the timed
+        Update entries (kube-apiserver v1.32, C{tests/vectors/apps.jsonl})."""
+        self.request("PATCH", DEPLOY + "/web?fieldManager=mgr", _deployment(),
+                     content_type=APPLY)
+        self.request("PATCH", DEPLOY + "/web?fieldManager=editor", {"metadata": {"labels": {
+            "x": "y"}}}, content_type="application/merge-patch+json")
+        self.request("PATCH", DEPLOY + "/web/scale?fieldManager=hpa", {"spec": {"replicas": 4}},
+                     content_type="application/merge-patch+json")
+        code, obj, _ = self.request("GET", DEPLOY + "/web")
+        entries = obj["metadata"]["managedFields"]
+        self.assertEqual(_managers(obj), [("mgr", "Apply", ""), ("hpa", "Update", "scale"),
+                                          ("editor", "Update", "")])
+        self.assertNotIn("time", entries[1])
+        self.assertIn("time", entries[2])
 
 
 class ClientSideUpgradeTests(KubeTestCase):
