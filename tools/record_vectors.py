@@ -53,6 +53,9 @@ from typing import Any
 
 import yaml
 
+#: Table columns that print the time elapsed since a timestamp.
+_TIME_COLUMNS = ("Age", "Duration", "Last Schedule", "Created At")
+
 #: The response headers kept in a vector.
 KEPT_HEADERS = ("Content-Type", "Warning")
 
@@ -183,10 +186,14 @@ def _walk(value: Any) -> Any:
         if out.get("kind") == "Table":
             columns = out.get("columnDefinitions") or []
             varying = {i: "<age>" for i, c in enumerate(columns)
-                       if c.get("name") == "Age" or c.get("type") == "date"}
+                       if c.get("name") in _TIME_COLUMNS or c.get("type") == "date"}
             varying.update({i: "<allocated>" for i, c in enumerate(columns)
                             if c.get("name") == "Cluster-IP"})
             for row in out.get("rows") or []:
+                gen = ((row.get("object") or {}).get("metadata") or {}).get("generateName")
+                cells = row.get("cells") or []
+                if gen and cells and isinstance(cells[0], str) and cells[0].startswith(gen):
+                    cells[0] = gen + "<generated>"
                 for i, placeholder in varying.items():
                     if i < len(row.get("cells") or []):
                         row["cells"][i] = placeholder
@@ -209,8 +216,9 @@ def normalise(body: Any) -> Any:
     as C{<continue>}; a generated name as C{<generateName><generated>}; a Service's allocated
     C{clusterIP(s)}, C{nodePort}s and C{healthCheckNodePort} as C{<allocated>};
     C{kube-api-access-xxxxx} as C{kube-api-access-<generated>}; Go pointers printed in
-    messages (C{(*int64)(0xc000123456)}) as C{(<pointer>)}; Table cells of C{Age} or C{date}
-    columns as C{<age>}, of a C{Cluster-IP} column as C{<allocated>}. C{selfLink} is removed.
+    messages (C{(*int64)(0xc000123456)}) as C{(<pointer>)}; Table cells of C{date} columns and of
+    those printing elapsed time (C{Age}, C{Duration}, C{Last Schedule}) as C{<age>}, of a
+    C{Cluster-IP} column as C{<allocated>}, a generated name in the first cell as above. C{selfLink} is removed.
     The argument is not changed."""
     return _walk(copy.deepcopy(body))
 

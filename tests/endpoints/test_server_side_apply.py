@@ -218,6 +218,27 @@ class ScaleTests(KubeTestCase):
         self.assertIn("time", entries[2])
 
 
+class StatusResetTests(KubeTestCase):
+    def test_deployment_status_keeps_label_owner(self) -> None:
+        """A Deployment's C{/status} resets C{metadata.labels} as well as C{spec}: a status
+        write without the labels leaves their owner in place (upstream
+        C{deploymentStatusStrategy.GetResetFields}; C{tests/vectors/apps.jsonl} status-update)."""
+        obj = _deployment()
+        obj["metadata"]["labels"] = {"app": "web"}
+        self.request("PATCH", DEPLOY + "/web?fieldManager=mgr", obj, content_type=APPLY)
+        _, live, _ = self.request("GET", DEPLOY + "/web")
+        status = {"apiVersion": "apps/v1", "kind": "Deployment",
+                  "metadata": {"name": "web",
+                               "resourceVersion": live["metadata"]["resourceVersion"]},
+                  "status": {"replicas": 1}}
+        code, out, _ = self.request("PUT", DEPLOY + "/web/status?fieldManager=ctrl", status)
+        self.assertEqual(code, 200, out)
+        self.assertEqual(out["metadata"]["labels"], {"app": "web"})
+        fields = {e["manager"]: e["fieldsV1"] for e in out["metadata"]["managedFields"]}
+        self.assertEqual(fields["mgr"]["f:metadata"], {"f:labels": {"f:app": {}}})
+        self.assertEqual(fields["ctrl"], {"f:status": {"f:replicas": {}}})
+
+
 class ClientSideUpgradeTests(KubeTestCase):
     def test_last_applied_allows_takeover(self) -> None:
         """C{kubectl}'s first server-side apply over a client-side applied object may change

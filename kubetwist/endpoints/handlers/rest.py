@@ -83,6 +83,13 @@ def negotiate(request: Any, allow_transform: bool = True) -> Output:
     )
 
 
+#: Reset fields of C{/status} beyond C{spec}, per (group, kind): upstream C{GetResetFields} of
+#: the status strategies (deploymentStatusStrategy also resets C{metadata.labels}).
+_STATUS_RESET_EXTRA: dict[tuple[str, str], tuple] = {
+    ("apps", "Deployment"): ((("f", "metadata"), ("f", "labels")),),
+}
+
+
 def read_body(request: Any) -> bytes:
     body = request.content.read() if request.content is not None else b""
     if len(body) > MAX_REQUEST_BODY_BYTES:
@@ -444,7 +451,8 @@ class ResourceHandlers:
                 "apiVersion": gv, "kind": self.spec.kind}
             reset = None
             if subresource == "status":
-                reset = fmlib.Set.of((("f", "spec"),))
+                reset = fmlib.Set.of((("f", "spec"),),
+                                     *_STATUS_RESET_EXTRA.get((self.spec.group, self.spec.kind), ()))
             elif not subresource and "status" in self.subresources:
                 reset = fmlib.Set.of((("f", "status"),))
             fm = cache[subresource] = fmlib.FieldManager(
