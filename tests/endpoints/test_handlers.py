@@ -283,6 +283,20 @@ class ListTests(KubeTestCase):
         self.assertEqual([c["name"] for c in t["columnDefinitions"]], ["Name", "Data", "Age"])
         self.assertEqual(t["rows"][0]["object"]["kind"], "PartialObjectMetadata")
 
+    def test_table_of_one_object(self):
+        """The Table of one object carries its resourceVersion; C{includeObject=None} writes
+        C{"object": null} per row (kube-apiserver v1.32, C{tests/vectors/core.jsonl})."""
+        _, cm, _ = self.request("GET", "/api/v1/namespaces/default/configmaps/c1")
+        accept = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+        code, t, _ = self.request("GET", "/api/v1/namespaces/default/configmaps/c1",
+                                  headers=accept)
+        self.assertEqual((code, t["metadata"]), (200, {
+            "resourceVersion": cm["metadata"]["resourceVersion"]}))
+        code, t, _ = self.request("GET", "/api/v1/namespaces/default/configmaps/c1"
+                                  "?includeObject=None", headers=accept)
+        self.assertEqual(t["rows"][0]["object"], None)
+        self.assertIn("object", t["rows"][0])
+
     def test_yaml_output(self):
         """Accept application/yaml answers YAML."""
         code, text, resp = self.request("GET", "/api/v1/namespaces/default/configmaps/c1",
