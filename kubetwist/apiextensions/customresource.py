@@ -495,6 +495,12 @@ class CustomResourceHandlers(ResourceHandlers):
             if w not in warnings:
                 warnings.append(w)
 
+    def list_response(self, lst: dict) -> dict:
+        """Upstream encodes a custom resource list as an C{UnstructuredList}, whose
+        C{metadata.continue} is set even when empty (C{"continue": ""})."""
+        lst["metadata"].setdefault("continue", "")
+        return lst
+
     def field_manager_schema(self) -> Any:
         """The structured-merge schema from this version's structural schema."""
         from kubetwist.apimachinery.fieldmanager import typed as fmtyped

@@ -109,6 +109,17 @@ class ServingTests(CRDTestCase):
         self.assertEqual((lst["kind"], [(i["apiVersion"], i["kind"]) for i in lst["items"]]),
                          ("WidgetList", [("example.com/v1", "Widget")]))
 
+    def test_list_continue_always_written(self) -> None:
+        """A custom resource list carries C{metadata.continue} even when empty, as upstream's
+        UnstructuredList encodes it (C{tests/vectors/crd.jsonl}); a Table of it does not."""
+        self.install()
+        self.request("POST", WIDGETS, widget("w1"))
+        _, lst, _ = self.request("GET", WIDGETS)
+        self.assertEqual(lst["metadata"]["continue"], "")
+        _, table, _ = self.request("GET", WIDGETS, headers={
+            "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+        self.assertNotIn("continue", table["metadata"])
+
     def test_schema_error(self) -> None:
         """An invalid value is a 422 with the schema's message and path."""
         self.install()

@@ -307,7 +307,11 @@ class ResourceHandlers:
             write_object(request, 200, tablelib.partial_object_metadata_list(lst, out.version),
                          out.media, out.content_type)
         else:
-            write_object(request, 200, lst, out.media)
+            write_object(request, 200, self.list_response(lst), out.media)
+
+    def list_response(self, lst: dict) -> dict:
+        """The list as written when asked for as a list (not a Table or metadata)."""
+        return lst
 
     # --- WATCH ---------------------------------------------------------------------------------
     async def watch(self, request: Any, namespace: str, name: str = "") -> None:
