@@ -130,6 +130,27 @@ class ServingTests(CRDTestCase):
             "message": 'Invalid value: "string": spec.replicas in body must be of type integer: '
                        '"string"'})
 
+    def test_unchecked_rules_error_only_with_rules(self) -> None:
+        """The "some validation rules were not checked" error follows a blocking error only
+        when the schema has CEL rules (upstream's validator is nil without any;
+        C{tests/vectors/crd.jsonl})."""
+        self.install()
+        _, obj, _ = self.request("POST", WIDGETS, widget("w1", color=5))
+        self.assertEqual([c["field"] for c in obj["details"]["causes"]],
+                         ["spec.color", "<nil>"])
+        plain = copy.deepcopy(CRD)
+        plain["metadata"]["name"] = "gizmos.example.com"
+        plain["spec"]["names"] = {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"}
+        del plain["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+            "x-kubernetes-validations"]
+        self.install(plain)
+        gizmo = widget("g1", color=5)
+        gizmo["kind"] = "Gizmo"
+        code, obj, _ = self.request("POST", "/apis/example.com/v1/namespaces/default/gizmos",
+                                    gizmo)
+        self.assertEqual(code, 422, obj)
+        self.assertEqual([c["field"] for c in obj["details"]["causes"]], ["spec.color"])
+
     def test_cel_old_self(self) -> None:
         """A transition rule refuses a change of spec.color."""
         self.install()
