@@ -192,6 +192,17 @@ class ServingTests(CRDTestCase):
                                     content_type="application/merge-patch+json")
         self.assertEqual((obj["status"], obj["metadata"]["generation"]), ({"replicas": 4}, 2))
 
+    def test_negative_scale_is_the_resource_error(self) -> None:
+        """A negative count through C{/scale} is refused by the custom resource's validation,
+        not as a Scale (upstream; C{tests/vectors/crd.jsonl} cr-scale-patch-negative)."""
+        self.install()
+        self.request("POST", WIDGETS, widget("w1", replicas=1))
+        code, st, _ = self.request("PATCH", WIDGETS + "/w1/scale", {"spec": {"replicas": -5}},
+                                   content_type="application/merge-patch+json")
+        self.assertEqual((code, st["message"]), (422, (
+            'Widget.example.com "w1" is invalid: .spec.replicas: Invalid value: -5: should be '
+            'a non-negative integer')))
+
     def test_strategic_merge_patch_refused(self) -> None:
         """Strategic merge patch is 415 with the three accepted patch types."""
         self.install()
