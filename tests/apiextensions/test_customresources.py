@@ -199,9 +199,10 @@ class ServingTests(CRDTestCase):
         self.request("POST", WIDGETS, widget("w1", replicas=1))
         code, st, _ = self.request("PATCH", WIDGETS + "/w1/scale", {"spec": {"replicas": -5}},
                                    content_type="application/merge-patch+json")
-        self.assertEqual((code, st["message"]), (422, (
-            'Widget.example.com "w1" is invalid: .spec.replicas: Invalid value: -5: should be '
-            'a non-negative integer')))
+        self.assertEqual((code, st["details"]["kind"]), (422, "Widget"))
+        self.assertIn({"reason": "FieldValueInvalid", "field": ".spec.replicas",
+                       "message": "Invalid value: -5: should be a non-negative integer"},
+                      st["details"]["causes"])
 
     def test_strategic_merge_patch_refused(self) -> None:
         """Strategic merge patch is 415 with the three accepted patch types."""
