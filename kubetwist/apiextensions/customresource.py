@@ -35,6 +35,7 @@ from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import patch as patchlib
 from kubetwist.apimachinery import validation as mv
 from kubetwist.apimachinery.field import FieldError, Path
+from kubetwist.apimachinery.fieldmanager import owns_field
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.handlers.rest import ResourceHandlers, read_body
 from kubetwist.endpoints.installer import ALL_VERBS, APIGroupVersion, APIResource
@@ -408,7 +409,10 @@ class CustomResourceScaleREST:
             # non-negative integer", tests/vectors/crd.jsonl)
             new = copy.deepcopy(current)
             _set_nested(new, self.scale["specReplicasPath"], replicas)
-            # managedFields: an Update entry with subresource "scale"
+            # managedFields: an Update entry with subresource "scale", when someone owns the
+            # replicas already (fieldmanager.owns_field)
+            if not owns_field(current, self.scale["specReplicasPath"]):
+                return new
             return handlers.field_manager("scale").update(current, new,
                                                           handlers.manager_name(request))
 

@@ -204,6 +204,18 @@ class ServingTests(CRDTestCase):
                        "message": "Invalid value: -5: should be a non-negative integer"},
                       st["details"]["causes"])
 
+    def test_scale_of_unset_replicas_not_tracked(self) -> None:
+        """Scaling a custom resource whose replicas nobody owns (unset) records no managed
+        fields entry (upstream; C{tests/vectors/crd.jsonl} cr-watch-events)."""
+        self.install()
+        self.request("POST", WIDGETS, widget("w1"))
+        self.request("PATCH", WIDGETS + "/w1/scale", {"spec": {"replicas": 2}},
+                     content_type="application/merge-patch+json")
+        _, obj, _ = self.request("GET", WIDGETS + "/w1")
+        self.assertEqual(obj["spec"]["replicas"], 2)
+        self.assertEqual([e.get("subresource", "") for e in obj["metadata"]["managedFields"]],
+                         [""])
+
     def test_strategic_merge_patch_refused(self) -> None:
         """Strategic merge patch is 415 with the three accepted patch types."""
         self.install()

@@ -218,6 +218,21 @@ class ScaleTests(KubeTestCase):
         self.assertIn("time", entries[2])
 
 
+    def test_scale_of_unowned_replicas_not_tracked(self) -> None:
+        """When no entry owns C{.spec.replicas} (applied without it, defaulted), a C{/scale}
+        write records nothing: upstream's field manager skips an update of an object without
+        managed fields, and the Scale only carries the entries owning the replicas."""
+        obj = _deployment()
+        del obj["spec"]["replicas"]
+        self.request("PATCH", DEPLOY + "/web?fieldManager=mgr", obj, content_type=APPLY)
+        code, _, _ = self.request("PATCH", DEPLOY + "/web/scale?fieldManager=hpa",
+                                  {"spec": {"replicas": 4}},
+                                  content_type="application/merge-patch+json")
+        _, live, _ = self.request("GET", DEPLOY + "/web")
+        self.assertEqual((code, live["spec"]["replicas"]), (200, 4))
+        self.assertEqual(_managers(live), [("mgr", "Apply", "")])
+
+
 class StatusResetTests(KubeTestCase):
     def test_deployment_status_keeps_label_owner(self) -> None:
         """A Deployment's C{/status} resets C{metadata.labels} as well as C{spec}: a status

@@ -33,6 +33,7 @@ __all__ = [
     "FieldManager",
     "conflict_error",
     "manager_or_user_agent",
+    "owns_field",
     "validate_patch_options",
 ]
 
@@ -74,6 +75,23 @@ def manager_or_user_agent(field_manager: str, user_agent: str) -> str:
             break
         out.append(ch)
     return "".join(out) or "unknown"
+
+
+def owns_field(obj: dict, dotted: str) -> bool:
+    """
+    Whether some entry of C{obj}'s C{metadata.managedFields} owns the field at C{dotted}
+    (C{.spec.replicas}, object keys only).
+
+    A write through C{/scale} is recorded only when this holds for the replicas path: upstream's
+    ScaleHandler gives the Scale the entries that own it, and the field manager does not track an
+    update of an existing object without managed fields (C{skipNonAppliedManager}); so scaling an
+    object whose replica count nobody owns records nothing (C{tests/vectors/crd.jsonl}).
+    """
+    path = tuple(_F(p) for p in dotted.strip(".").split(".") if p)
+    decoded = FieldManager.decode((obj.get("metadata") or {}).get("managedFields") or [])
+    if decoded is None:
+        return False
+    return any(vs.set.has(path) for vs in decoded[0].values())
 
 
 def validate_patch_options(field_manager: str, force: bool | None, apply: bool,

@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import patch as patchlib
+from kubetwist.apimachinery.fieldmanager import owns_field
 from kubetwist.apimachinery.selectors import label_selector_to_string
 from kubetwist.endpoints.responses import write_object
 from kubetwist.registry.generic.store import Store
@@ -81,7 +82,7 @@ class ScaleREST:
             new = copy.deepcopy(current)
             new.setdefault("spec", {})["replicas"] = replicas
             recorder = getattr(handlers, "field_manager", None)
-            if recorder is not None:
+            if recorder is not None and owns_field(current, ".spec.replicas"):
                 # managedFields: an Update entry with subresource "scale" (upstream ScaleHandler)
                 new = recorder("scale").update(current, new, handlers.manager_name(request))
             return new
