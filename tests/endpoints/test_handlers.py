@@ -163,6 +163,18 @@ class UpdateTests(KubeTestCase):
         _, obj, _ = self.request("GET", "/apis/apps/v1/namespaces/default/deployments/d")
         self.assertEqual(obj["spec"]["replicas"], 4)
 
+    def test_scale_of_missing_object(self):
+        """GET of a missing object's /scale names C{deployments/scale}; PATCH names the
+        deployment (kube-apiserver v1.32, C{tests/vectors/apps.jsonl})."""
+        code, st, _ = self.request("GET", "/apis/apps/v1/namespaces/default/deployments/x/scale")
+        self.assertEqual((code, st["message"], st["details"]), (
+            404, 'deployments/scale.apps "x" not found',
+            {"name": "x", "group": "apps", "kind": "deployments/scale"}))
+        code, st, _ = self.request(
+            "PATCH", "/apis/apps/v1/namespaces/default/deployments/x/scale",
+            {"spec": {"replicas": 4}}, content_type="application/merge-patch+json")
+        self.assertEqual((code, st["message"]), (404, 'deployments.apps "x" not found'))
+
 
 class DeleteTests(KubeTestCase):
     def test_delete_returns_success_status(self):

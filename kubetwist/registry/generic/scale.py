@@ -56,7 +56,19 @@ class ScaleREST:
         self.selector_of = getattr(store.strategy, "scale_selector", None)
 
     async def get(self, request: Any, handlers: Any, namespace: str, name: str, out: Any) -> None:
-        obj = await self.store.get(namespace, name)
+        """GET of the Scale.
+
+        @raise StatusError: 404 C{NotFound} naming C{<resource>/scale}
+            (C{deployments/scale.apps "x" not found}), as upstream's C{ScaleREST.Get}; an update
+            of a missing object names the resource itself.
+        """
+        try:
+            obj = await self.store.get(namespace, name)
+        except errors.StatusError as e:
+            if e.code != 404:
+                raise
+            spec = self.store.spec
+            raise errors.new_not_found(spec.group, spec.resource + "/scale", name) from None
         write_object(request, 200, to_scale(obj, self.selector_of), out.media)
 
     async def _write(self, request: Any, handlers: Any, namespace: str, name: str, out: Any,
