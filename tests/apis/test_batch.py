@@ -87,13 +87,16 @@ class JobStrategyTests(SynchronousTestCase):
         self.assertEqual(jobs.validate_job(job), [])
 
     def test_restart_policy(self):
-        """restartPolicy Always (the pod default) is refused with upstream's message."""
+        """restartPolicy Always (the pod default) is refused with upstream's message
+        (kube-apiserver v1.32, C{tests/vectors/batch.jsonl} job-create-bad-restart)."""
         job = _job()
         del job["spec"]["template"]["spec"]["restartPolicy"]
         job = self._created(job)
         self.assertEqual(_messages(jobs.validate_job(job)), [
-            'spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: '
-            '"OnFailure", "Never"'])
+            'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'])
+        job["spec"]["template"]["spec"]["restartPolicy"] = "Sometimes"
+        self.assertIn('spec.template.spec.restartPolicy: Unsupported value: "Sometimes": supported '
+                      'values: "OnFailure", "Never"', _messages(jobs.validate_job(job)))
 
     def test_wrong_template_label(self):
         """A user-set controller-uid label that differs is refused."""
@@ -247,8 +250,8 @@ class BatchHTTPTests(KubeTestCase):
         del job["spec"]["template"]["spec"]["restartPolicy"]
         code, body, _ = self.request("POST", "/apis/batch/v1/namespaces/default/jobs", job)
         self.assertEqual((code, body["message"]), (422, (
-            'Job.batch "bad" is invalid: spec.template.spec.restartPolicy: Unsupported value: '
-            '"Always": supported values: "OnFailure", "Never"')))
+            'Job.batch "bad" is invalid: spec.template.spec.restartPolicy: Required value: '
+            'valid values: "OnFailure", "Never"')))
 
     def test_cron_job_short_name_and_status(self):
         """Discovery lists cronjobs with short name cj and a status subresource."""

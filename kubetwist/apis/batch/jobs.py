@@ -345,7 +345,10 @@ def validate_job_spec_common(spec: dict, path: Path, template_labels_check: bool
     errs.extend(validate_pod_template_spec(tpl, path.child("template")))
     restart = (tpl.get("spec") or {}).get("restartPolicy", "")
     rp_path = path.child("template", "spec", "restartPolicy")
-    if restart not in ("OnFailure", "Never"):
+    if restart == "Always":
+        # upstream validateJobSpec: Always (the pod default) is "required" to be another value
+        errs.append(required(rp_path, 'valid values: "OnFailure", "Never"'))
+    elif restart not in ("OnFailure", "Never"):
         errs.append(not_supported(rp_path, restart, ["OnFailure", "Never"]))
     elif spec.get("podFailurePolicy") is not None and restart != "Never":
         errs.append(invalid(rp_path, restart,
