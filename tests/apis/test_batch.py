@@ -253,6 +253,20 @@ class BatchHTTPTests(KubeTestCase):
             'Job.batch "bad" is invalid: spec.template.spec.restartPolicy: Required value: '
             'valid values: "OnFailure", "Never"')))
 
+    def test_delete_warns_of_orphaned_pods(self):
+        """A Job delete naming no propagation policy warns that the pods stay, even when the
+        Job is missing; with a policy it does not (kube-apiserver v1.32,
+        C{tests/vectors/batch.jsonl} job-delete-default)."""
+        path = "/apis/batch/v1/namespaces/default/jobs/"
+        code, _, resp = self.request("DELETE", path + "nope")
+        self.assertEqual(code, 404)
+        self.assertEqual(resp.headers.getRawHeaders("Warning"), [
+            '299 - "child pods are preserved by default when jobs are deleted; set '
+            'propagationPolicy=Background to remove them or set propagationPolicy=Orphan to '
+            'suppress this warning"'])
+        code, _, resp = self.request("DELETE", path + "nope?propagationPolicy=Background")
+        self.assertEqual((code, resp.headers.getRawHeaders("Warning")), (404, None))
+
     def test_cron_job_short_name_and_status(self):
         """Discovery lists cronjobs with short name cj and a status subresource."""
         code, body, _ = self.request("GET", "/apis/batch/v1")

@@ -674,6 +674,7 @@ class ResourceHandlers:
         body = _optional_body(request)
         delete_opts = opts.delete_options(q, body)
         admission = self._admission(request, namespace, name, "", dry)
+        _add_warnings(request, self.store.strategy.delete_warnings(delete_opts))
         result, deleted = await self.store.delete(namespace, name, delete_opts, admission, dry)
         # upstream: 202 only when kept and the deprecated orphanDependents=false was sent
         code = 202 if not deleted and delete_opts.get("orphanDependents") is False else 200
