@@ -164,9 +164,15 @@ def _normalise_meta(meta: dict) -> None:
     gen = meta.get("generateName")
     if gen and isinstance(meta.get("name"), str) and meta["name"].startswith(gen):
         meta["name"] = gen + "<generated>"
-    for entry in meta.get("managedFields") or []:
-        if isinstance(entry, dict) and entry.get("time"):
-            entry["time"] = "<time>"
+    entries = meta.get("managedFields")
+    if isinstance(entries, list) and all(isinstance(e, dict) for e in entries):
+        for entry in entries:
+            if entry.get("time"):
+                entry["time"] = "<time>"
+        # upstream orders entries by operation, time, manager, apiVersion, subresource; times
+        # are normalised away, so order by the rest (untimed entries, time zero, first)
+        entries.sort(key=lambda e: (str(e.get("operation")), "time" in e, str(e.get("manager")),
+                                    str(e.get("apiVersion")), str(e.get("subresource", ""))))
 
 
 def _walk(value: Any) -> Any:
@@ -211,7 +217,8 @@ def _walk(value: Any) -> Any:
 def normalise(body: Any) -> Any:
     """C{body} (an object, list, Table, Status or watch event) with what differs on every run
     written as placeholders: C{metadata.uid} and every UUID in a string as C{<uid>};
-    C{creationTimestamp}, C{deletionTimestamp} and C{managedFields[].time} as C{<time>};
+    C{creationTimestamp}, C{deletionTimestamp} and C{managedFields[].time} as C{<time>}, the
+    C{managedFields} entries sorted as upstream sorts them but with every time equal;
     C{metadata.resourceVersion} as C{<rv>} (also in precondition messages); C{metadata.continue}
     as C{<continue>}; a generated name as C{<generateName><generated>}; a Service's allocated
     C{clusterIP(s)}, C{nodePort}s and C{healthCheckNodePort} as C{<allocated>};

@@ -265,10 +265,16 @@ class ListTests(KubeTestCase):
         self.assertEqual(self.names(base + "!i"), ["kube-root-ca.crt"])
 
     def test_field_selector(self):
-        """metadata.name field selector; an unsupported field is 400."""
+        """metadata.name field selector; an unsupported field is 400 worded as the kind's
+        field label conversion words it (C{tests/vectors/fieldselectors.jsonl})."""
         self.assertEqual(self.names("/api/v1/configmaps?fieldSelector=metadata.name%3Dc3"), ["c3"])
         code, st, _ = self.request("GET", "/api/v1/configmaps?fieldSelector=spec.x%3Dy")
+        self.assertEqual((code, st["message"]), (400, '"spec.x" is not a known field selector: '
+                                                      'only "metadata.name", "metadata.namespace"'))
+        code, st, _ = self.request("GET", "/api/v1/pods?fieldSelector=spec.x%3Dy")
         self.assertEqual((code, st["message"]), (400, "field label not supported: spec.x"))
+        code, st, _ = self.request("GET", "/apis/batch/v1/jobs?fieldSelector=spec.x%3Dy")
+        self.assertEqual((code, st["message"]), (400, 'field label "spec.x" not supported for Job'))
 
     def test_chunked_list(self):
         """limit/continue pages through every object exactly once."""

@@ -65,6 +65,43 @@ def supported_fields(strategy: Strategy) -> set[str]:
         return {"metadata.name", "metadata.namespace"}
 
 
+#: Built-in kinds whose scheme registers its own field label conversion (upstream
+#: C{AddFieldLabelConversionFunc}), answering C{field label not supported: <label>}; the others
+#: use C{runtime.DefaultMetaV1FieldSelectorConversion}. Recorded from kube-apiserver v1.32.
+_OWN_FIELD_LABEL_CONVERSION = {
+    ("", "Event"), ("", "Namespace"), ("", "Node"), ("", "Pod"), ("", "ReplicationController"),
+    ("", "Secret"), ("", "Service"), ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("events.k8s.io", "Event"),
+}
+
+#: The API groups kube-apiserver v1.32 serves itself; a kind of another group is a custom
+#: resource, whose conversion also answers C{field label not supported}.
+_BUILTIN_GROUPS = {
+    "", "admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "apps",
+    "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch",
+    "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io", "internal.apiserver.k8s.io", "networking.k8s.io", "node.k8s.io",
+    "policy", "rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io",
+    "storage.k8s.io", "storagemigration.k8s.io",
+}
+
+
+def field_label_error(strategy: Strategy, label: str) -> str:
+    """
+    The message of the 400 BadRequest for a field selector on a label the kind does not
+    support, as upstream's field label conversion of that kind words it: C{"x" is not a known
+    field selector: only "metadata.name", "metadata.namespace"} by default, C{field label not
+    supported: x} for kinds with their own conversion and custom resources, C{field label "x"
+    not supported for Job} for Jobs.
+    """
+    group, kind = getattr(strategy, "group", ""), getattr(strategy, "kind", "")
+    if (group, kind) == ("batch", "Job"):
+        return f'field label "{label}" not supported for Job'
+    if (group, kind) in _OWN_FIELD_LABEL_CONVERSION or group not in _BUILTIN_GROUPS:
+        return f"field label not supported: {label}"
+    return f'"{label}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+
+
 def list_options(query: dict[str, list[str]], strategy: Strategy, kind_version: str = "v1") -> ListOptions:
     """
     Decode list/watch parameters into L{ListOptions}; bad selectors and unsupported field
@@ -79,7 +116,7 @@ def list_options(query: dict[str, list[str]], strategy: Strategy, kind_version: 
         allowed = supported_fields(strategy)
         for f, op, value in fsel.requirements():
             if f not in allowed:
-                raise errors.new_bad_request(f"field label not supported: {f}")
+                raise errors.new_bad_request(field_label_error(strategy, f))
             if f == "metadata.name" and op in ("=", "=="):
                 name = value
     matcher = None
