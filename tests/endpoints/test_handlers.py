@@ -138,11 +138,13 @@ class UpdateTests(KubeTestCase):
         self.assertEqual((code, obj["data"]), (200, {"a": "b", "z": "1"}))
 
     def test_patch_unsupported_media_type(self):
-        """A PATCH with a non-patch content type is 415."""
+        """A PATCH with a non-patch content type is upstream's generic 415, with empty details
+        (C{tests/vectors/core.jsonl} cm-patch-bad-content-type)."""
         self.request("POST", "/api/v1/namespaces/default/configmaps", cm("a"))
         code, st, _ = self.request("PATCH", "/api/v1/namespaces/default/configmaps/a", {},
                                    content_type="text/plain")
-        self.assertEqual((code, st["reason"]), (415, "UnsupportedMediaType"))
+        self.assertEqual((code, st["reason"], st["message"], st["details"]),
+                         (415, "UnsupportedMediaType", "415: Unsupported Media Type", {}))
 
     def test_scale_subresource(self):
         """GET and PATCH of /scale read and write spec.replicas."""

@@ -522,7 +522,10 @@ class ResourceHandlers:
             (request.getHeader(b"content-type") or b"").decode("latin-1")
         )
         if ctype not in codec.PATCH_TYPES:
-            raise errors.new_unsupported_media_type(ctype)
+            # upstream PatchResource: NewGenericServerResponse(415, ...) with empty details
+            e = errors.make_status(415, "UnsupportedMediaType", "415: Unsupported Media Type")
+            e.status["details"] = {}
+            raise e
         is_apply = ctype == codec.APPLY_PATCH_YAML
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""),
                                      opts.bool_param(q, "force"), is_apply)
