@@ -56,6 +56,10 @@ import yaml
 #: Table columns that print the time elapsed since a timestamp.
 _TIME_COLUMNS = ("Age", "Duration", "Last Schedule", "Created At")
 
+#: Times of a condition (C{{"type", "status", "lastTransitionTime", ...}}), which the server
+#: sets to the time of the write when it adds a condition (a Pod's PodScheduled on binding).
+_CONDITION_TIMES = ("lastTransitionTime", "lastProbeTime", "lastUpdateTime", "lastHeartbeatTime")
+
 #: The response headers kept in a vector.
 KEPT_HEADERS = ("Content-Type", "Warning")
 
@@ -63,7 +67,8 @@ _PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _API_ACCESS = re.compile(r"kube-api-access-[a-z0-9]{5}")
 _POINTER = re.compile(r"\(0x[0-9a-f]{6,}\)")
-_PRECONDITION_RV = re.compile(r"(ResourceVersion in record \()\d+")
+_PRECONDITION_RV = re.compile(r"(ResourceVersion in record \(|Too large resource version: "
+                              r"\d+, current: )\d+")
 
 
 def load_script(path: str) -> list[dict]:
@@ -178,6 +183,9 @@ def _normalise_meta(meta: dict) -> None:
 def _walk(value: Any) -> Any:
     if isinstance(value, dict):
         out = {k: _walk(v) for k, v in value.items()}
+        for key in _CONDITION_TIMES:
+            if isinstance(out.get(key), str) and "type" in out:
+                out[key] = "<time>"
         meta = out.get("metadata")
         if isinstance(meta, dict):
             _normalise_meta(meta)
@@ -217,9 +225,11 @@ def _walk(value: Any) -> Any:
 def normalise(body: Any) -> Any:
     """C{body} (an object, list, Table, Status or watch event) with what differs on every run
     written as placeholders: C{metadata.uid} and every UUID in a string as C{<uid>};
-    C{creationTimestamp}, C{deletionTimestamp} and C{managedFields[].time} as C{<time>}, the
+    C{creationTimestamp}, C{deletionTimestamp}, C{managedFields[].time} and the times of
+    conditions (C{lastTransitionTime}, ...) as C{<time>}, the
     C{managedFields} entries sorted as upstream sorts them but with every time equal;
-    C{metadata.resourceVersion} as C{<rv>} (also in precondition messages); C{metadata.continue}
+    C{metadata.resourceVersion} as C{<rv>} (also in precondition and "too large resource
+    version" messages); C{metadata.continue}
     as C{<continue>}; a generated name as C{<generateName><generated>}; a Service's allocated
     C{clusterIP(s)}, C{nodePort}s and C{healthCheckNodePort} as C{<allocated>};
     C{kube-api-access-xxxxx} as C{kube-api-access-<generated>}; Go pointers printed in

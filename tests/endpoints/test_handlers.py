@@ -278,6 +278,18 @@ class ListTests(KubeTestCase):
         code, st, _ = self.request("GET", "/apis/batch/v1/jobs?fieldSelector=spec.x%3Dy")
         self.assertEqual((code, st["message"]), (400, 'field label "spec.x" not supported for Job'))
 
+    def test_invalid_list_options_have_causes(self):
+        """Invalid list options are upstream's NewInvalid on ListOptions, with the cause
+        (kube-apiserver v1.32, C{tests/vectors/core.jsonl} list-rv-match-without-rv)."""
+        code, st, _ = self.request("GET", "/api/v1/configmaps?resourceVersionMatch=Exact")
+        self.assertEqual((code, st["message"], st["details"]), (422, (
+            'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
+            'resourceVersionMatch is forbidden unless resourceVersion is provided'),
+            {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [{
+                "reason": "FieldValueForbidden", "field": "resourceVersionMatch",
+                "message": "Forbidden: resourceVersionMatch is forbidden unless resourceVersion "
+                           "is provided"}]}))
+
     def test_chunked_list(self):
         """limit/continue pages through every object exactly once."""
         seen, cont = [], ""

@@ -163,6 +163,14 @@ class ReplayTestCase(KubeTestCase):
         d = self.treq.request(method, "https://kubetwist.test" + path, data=data,
                               headers={k: [v] for k, v in headers.items()})
         self.treq.flush()
+        answered: list = []
+        d.addBoth(lambda r: answered.append(r) or r)
+        for _ in range(120):
+            # an answer that waits (a too new resourceVersion) comes on the clock
+            if answered:
+                break
+            self.clock.advance(0.5)
+            self.treq.flush()
         response = self.successResultOf(d)
         if step.get("watch"):
             chunks: list[bytes] = []
