@@ -26,6 +26,8 @@ _UNCONDITIONAL = "store (unconditional update, and its refusal's message for cus
 _CONTINUE = "store (a malformed continue token's message is Go's JSON error)"
 _TABLE_CT = "wire (Table and PartialObjectMetadataList answers are Content-Type application/json)"
 _CRD_ZERO = "wire (apiextensions type tables: the CRD zero value managedFields compare with)"
+_COMMON_FIELDS = ("store (rest.BeforeUpdate's validateCommonFields: metadata update errors are "
+                  "reported by the generic check and again by the strategy)")
 _GO_VALUES = "hygiene (Go-value formatting: cmp.Diff and %#v of structs in messages)"
 
 #: Vector ids (script, id) whose difference belongs to work owned elsewhere, with the class.
@@ -51,6 +53,9 @@ PENDING: dict[tuple[str, str], str] = {
     ("crd", "cr-get-table"): _TABLE_CT,
     ("crd", "crd-create"): _CRD_ZERO,
     ("core", "pod-update-forbidden-field"): _GO_VALUES,
+    ("core", "pod2-update-terminating"): _COMMON_FIELDS,
+    ("core", "list-rv0-continue"): _CONTINUE,
+    ("core", "pod2-list-table"): _TABLE_CT,
     ("batch", "job-update-template-immutable"): _GO_VALUES,
 }
 
