@@ -23,7 +23,6 @@ VECTORS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 _DECODE = "decode (wrong-type and kind-mismatch errors of the body decoder)"
 _UNCONDITIONAL = "store (unconditional update, and its refusal's message for custom resources)"
-_CONTINUE = "store (a malformed continue token's message is Go's JSON error)"
 _TABLE_CT = "wire (Table and PartialObjectMetadataList answers are Content-Type application/json)"
 _CRD_ZERO = "wire (apiextensions type tables: the CRD zero value managedFields compare with)"
 _COMMON_FIELDS = ("store (rest.BeforeUpdate's validateCommonFields: metadata update errors are "
@@ -40,7 +39,6 @@ PENDING: dict[tuple[str, str], str] = {
     ("rbac", "role-update-no-rv"): _UNCONDITIONAL,
     ("crd", "cr-update-no-rv"): _UNCONDITIONAL,
     ("crd", "cr-update-invalid"): _UNCONDITIONAL,
-    ("core", "cm-list-bad-continue"): _CONTINUE,
     **{("core", i): _TABLE_CT for i in ("cm-list-table", "cm-get-table", "cm-list-table-none",
                                         "cm-list-partial", "secret-list-table", "svc-list-table",
                                         "pod-list-table")},
@@ -54,7 +52,6 @@ PENDING: dict[tuple[str, str], str] = {
     ("crd", "crd-create"): _CRD_ZERO,
     ("core", "pod-update-forbidden-field"): _GO_VALUES,
     ("core", "pod2-update-terminating"): _COMMON_FIELDS,
-    ("core", "list-rv0-continue"): _CONTINUE,
     ("core", "pod2-list-table"): _TABLE_CT,
     ("batch", "job-update-template-immutable"): _GO_VALUES,
 }
