@@ -310,8 +310,7 @@ class Server:
             conn.request(method, path, body=data, headers={**self.headers, **headers})
             resp = conn.getresponse()
             raw = resp.read()
-            names = {k for k in resp.headers.keys()}
-            return resp.status, {k: resp.headers.get_all(k) for k in names}, raw
+            return resp.status, {k: resp.headers.get_all(k) for k in set(resp.headers)}, raw
         finally:
             conn.close()
 
@@ -344,8 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         name = os.path.splitext(os.path.basename(script))[0]
         vectors = record(server, load_script(script))
         with open(os.path.join(out_dir, name + ".jsonl"), "w") as f:
-            for v in vectors:
-                f.write(json.dumps(v, sort_keys=True) + "\n")
+            f.writelines(json.dumps(v, sort_keys=True) + "\n" for v in vectors)
         print(f"{name}: {len(vectors)} vectors", file=sys.stderr)
     return 0
 

@@ -12,7 +12,7 @@ once that work lands and the entry can go.
 
 import json
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 from twisted.trial.unittest import SynchronousTestCase
 
@@ -212,7 +212,7 @@ class ReplayTestCase(KubeTestCase):
         return differences
 
     #: script -> its differences, so the two tests of a script replay it once per run
-    _replayed: dict[str, dict[str, str]] = {}
+    _replayed: ClassVar[dict[str, dict[str, str]]] = {}
 
     def check(self, pending: bool) -> None:
         differences = self._replayed.get(self.script)
