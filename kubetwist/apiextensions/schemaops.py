@@ -65,6 +65,12 @@ def _cel_validator(schema: dict) -> Any:
     return validator
 
 
+def has_rules(schema: dict | None) -> bool:
+    """Whether C{schema} holds any C{x-kubernetes-validations} rule (upstream
+    C{cel.NewValidator} returns nil when there is none)."""
+    return bool(schema) and _cel_validator(schema).has_rules
+
+
 def validate_rules(schema: dict | None, obj: dict, old: dict | None) -> list[FieldError]:
     """CEL C{x-kubernetes-validations} of C{obj} (C{oldSelf} from C{old} on updates)."""
     if not schema:

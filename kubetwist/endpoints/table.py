@@ -75,8 +75,11 @@ def to_table(
     Render C{objects} as a C{meta.k8s.io Table}: C{{"kind": "Table", "apiVersion",
     "metadata", "columnDefinitions": [...], "rows": [{"cells": [...], "object": ...}]}}.
 
-    @param include_object: C{None}, C{Metadata} (a PartialObjectMetadata per row, the default)
-        or C{Object} (the full object).
+    @param include_object: C{None} (C{"object": null} per row, as upstream's encoder writes an
+        empty RawExtension), C{Metadata} (a PartialObjectMetadata per row, the default) or
+        C{Object} (the full object).
+    @param list_meta: the list's metadata, or for one object C{{"resourceVersion": ...}}
+        (upstream's table generators copy the object's resourceVersion).
     """
     conv = convertor or DEFAULT_TABLE
     if conv.order is not None:
@@ -91,6 +94,8 @@ def to_table(
             row["object"] = full
         elif include_object != "None":
             row["object"] = partial_object_metadata(obj, version)
+        else:
+            row["object"] = None  # a RawExtension is a struct: Go's omitempty keeps it, as null
         rows.append(row)
     meta: dict[str, Any] = {}
     if list_meta:

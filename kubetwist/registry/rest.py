@@ -270,6 +270,8 @@ class Strategy:
     @ivar veto_delete: C{(namespace, name) -> None}: a veto run first in a delete of one
         object, before the object is read (upstream registries that wrap C{Store.Delete}, e.g.
         PriorityClasses); raises a C{StatusError}.
+    @ivar delete_warnings: C{(DeleteOptions dict) -> [warning text]}: C{Warning}s of a delete of
+        one object, sent whatever its outcome (upstream's Job REST C{Delete}).
     """
 
     kind: str
@@ -289,6 +291,7 @@ class Strategy:
     scale_selector: Optional[Callable[[dict], str]] = None
     unknown_fields: Optional[Callable[[dict], list[str]]] = None
     veto_delete: Optional[Callable[[str, str], None]] = None
+    delete_warnings: Callable[[dict], list[str]] = lambda options: []
 
     def attrs(self, obj: dict) -> dict[str, str]:
         """Field-selector attributes of C{obj}; the two metadata fields are always there."""

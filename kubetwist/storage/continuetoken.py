@@ -12,6 +12,7 @@ import binascii
 import json
 
 
+from kubetwist.runtime.codec import go_json_error
 from kubetwist.storage.interfaces import (
     InvalidContinueError,
     StorageError,
@@ -153,7 +154,14 @@ def decode_continue(token: str, key_prefix: str) -> tuple[str, int]:
         raw = token.encode("ascii")
         raw = raw.replace(b"+", b"-").replace(b"/", b"_").rstrip(b"=")
         data = base64.urlsafe_b64decode(raw + b"=" * (-len(raw) % 4))
-        parsed = json.loads(data.decode("utf-8", "surrogateescape"))
+        try:
+            parsed = json.loads(data.decode("utf-8", "surrogateescape"))
+        except json.JSONDecodeError as e:
+            # Go's encoding/json wording, a byte outside printable ASCII as \xNN
+            # (kube-apiserver v1.32: tests/vectors/core.jsonl cm-list-bad-continue)
+            text = go_json_error(data, e)
+            raise ValueError("".join(c if " " <= c < "\x7f" else f"\\x{ord(c):02x}"
+                                     for c in text)) from None
         if not isinstance(parsed, dict):
             raise ValueError("not an object")
     except (UnicodeError, binascii.Error, ValueError) as e:

@@ -109,6 +109,17 @@ class ServingTests(CRDTestCase):
         self.assertEqual((lst["kind"], [(i["apiVersion"], i["kind"]) for i in lst["items"]]),
                          ("WidgetList", [("example.com/v1", "Widget")]))
 
+    def test_list_continue_always_written(self) -> None:
+        """A custom resource list carries C{metadata.continue} even when empty, as upstream's
+        UnstructuredList encodes it (C{tests/vectors/crd.jsonl}); a Table of it does not."""
+        self.install()
+        self.request("POST", WIDGETS, widget("w1"))
+        _, lst, _ = self.request("GET", WIDGETS)
+        self.assertEqual(lst["metadata"]["continue"], "")
+        _, table, _ = self.request("GET", WIDGETS, headers={
+            "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+        self.assertNotIn("continue", table["metadata"])
+
     def test_schema_error(self) -> None:
         """An invalid value is a 422 with the schema's message and path."""
         self.install()
@@ -118,6 +129,27 @@ class ServingTests(CRDTestCase):
             "reason": "FieldValueTypeInvalid", "field": "spec.replicas",
             "message": 'Invalid value: "string": spec.replicas in body must be of type integer: '
                        '"string"'})
+
+    def test_unchecked_rules_error_only_with_rules(self) -> None:
+        """The "some validation rules were not checked" error follows a blocking error only
+        when the schema has CEL rules (upstream's validator is nil without any;
+        C{tests/vectors/crd.jsonl})."""
+        self.install()
+        _, obj, _ = self.request("POST", WIDGETS, widget("w1", color=5))
+        self.assertEqual([c["field"] for c in obj["details"]["causes"]],
+                         ["spec.color", "<nil>"])
+        plain = copy.deepcopy(CRD)
+        plain["metadata"]["name"] = "gizmos.example.com"
+        plain["spec"]["names"] = {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"}
+        del plain["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+            "x-kubernetes-validations"]
+        self.install(plain)
+        gizmo = widget("g1", color=5)
+        gizmo["kind"] = "Gizmo"
+        code, obj, _ = self.request("POST", "/apis/example.com/v1/namespaces/default/gizmos",
+                                    gizmo)
+        self.assertEqual(code, 422, obj)
+        self.assertEqual([c["field"] for c in obj["details"]["causes"]], ["spec.color"])
 
     def test_cel_old_self(self) -> None:
         """A transition rule refuses a change of spec.color."""
@@ -159,6 +191,30 @@ class ServingTests(CRDTestCase):
         code, obj, _ = self.request("PATCH", WIDGETS + "/w1", {"status": {"replicas": 0}},
                                     content_type="application/merge-patch+json")
         self.assertEqual((obj["status"], obj["metadata"]["generation"]), ({"replicas": 4}, 2))
+
+    def test_negative_scale_is_the_resource_error(self) -> None:
+        """A negative count through C{/scale} is refused by the custom resource's validation,
+        not as a Scale (upstream; C{tests/vectors/crd.jsonl} cr-scale-patch-negative)."""
+        self.install()
+        self.request("POST", WIDGETS, widget("w1", replicas=1))
+        code, st, _ = self.request("PATCH", WIDGETS + "/w1/scale", {"spec": {"replicas": -5}},
+                                   content_type="application/merge-patch+json")
+        self.assertEqual((code, st["details"]["kind"]), (422, "Widget"))
+        self.assertIn({"reason": "FieldValueInvalid", "field": ".spec.replicas",
+                       "message": "Invalid value: -5: should be a non-negative integer"},
+                      st["details"]["causes"])
+
+    def test_scale_of_unset_replicas_not_tracked(self) -> None:
+        """Scaling a custom resource whose replicas nobody owns (unset) records no managed
+        fields entry (upstream; C{tests/vectors/crd.jsonl} cr-watch-events)."""
+        self.install()
+        self.request("POST", WIDGETS, widget("w1"))
+        self.request("PATCH", WIDGETS + "/w1/scale", {"spec": {"replicas": 2}},
+                     content_type="application/merge-patch+json")
+        _, obj, _ = self.request("GET", WIDGETS + "/w1")
+        self.assertEqual(obj["spec"]["replicas"], 2)
+        self.assertEqual([e.get("subresource", "") for e in obj["metadata"]["managedFields"]],
+                         [""])
 
     def test_strategic_merge_patch_refused(self) -> None:
         """Strategic merge patch is 415 with the three accepted patch types."""

@@ -212,7 +212,7 @@ class ApplyTests(SynchronousTestCase):
             "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": 'Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas',
             "reason": "Conflict",
-            "details": {"causes": [{"type": "FieldManagerConflict",
+            "details": {"causes": [{"reason": "FieldManagerConflict",
                                     "message": 'conflict with "kubectl"',
                                     "field": ".spec.replicas"}]},
             "code": 409})
@@ -336,3 +336,5 @@ class ManagerNameTests(SynchronousTestCase):
         self.assertEqual(manager_or_user_agent("", "kubectl/v1.32.0 (linux/amd64)"), "kubectl")
         self.assertEqual(manager_or_user_agent("mine", "kubectl/v1.32.0"), "mine")
         self.assertEqual(manager_or_user_agent("", "a\x01b" + "c" * 200), "ab" + "c" * 126)
+        self.assertEqual(manager_or_user_agent("", ""), "unknown")
+        self.assertEqual(manager_or_user_agent("", "\x01/1.0"), "unknown")

@@ -68,11 +68,20 @@ class DeploymentTests(SynchronousTestCase):
                                '`selector` does not match template `labels`')
 
     def test_selector_required(self) -> None:
-        """A Deployment needs a selector."""
-        obj = _deployment()
-        del obj["spec"]["selector"]
-        _, errs = _create("deployments", obj)
-        self.assertEqual(errs, "spec.selector: Required value")
+        """A workload needs a selector; a nil selector matches no template labels either
+        (kube-apiserver v1.32's answers; DaemonSets only report the mismatch)."""
+        mismatch = ('spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: '
+                    '`selector` does not match template `labels`')
+        for resource, kind, want in [
+                ("deployments", "Deployment", f"[spec.selector: Required value, {mismatch}]"),
+                ("replicasets", "ReplicaSet", f"[spec.selector: Required value, {mismatch}]"),
+                ("statefulsets", "StatefulSet", f"[spec.selector: Required value, {mismatch}]"),
+                ("daemonsets", "DaemonSet", mismatch)]:
+            obj = _deployment()
+            obj["kind"] = kind
+            del obj["spec"]["selector"]
+            _, errs = _create(resource, obj)
+            self.assertEqual(errs, want, kind)
 
     def test_update_generation_and_immutable_selector(self) -> None:
         """Spec changes bump the generation; the selector is immutable."""

@@ -87,13 +87,16 @@ class JobStrategyTests(SynchronousTestCase):
         self.assertEqual(jobs.validate_job(job), [])
 
     def test_restart_policy(self):
-        """restartPolicy Always (the pod default) is refused with upstream's message."""
+        """restartPolicy Always (the pod default) is refused with upstream's message
+        (kube-apiserver v1.32, C{tests/vectors/batch.jsonl} job-create-bad-restart)."""
         job = _job()
         del job["spec"]["template"]["spec"]["restartPolicy"]
         job = self._created(job)
         self.assertEqual(_messages(jobs.validate_job(job)), [
-            'spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: '
-            '"OnFailure", "Never"'])
+            'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'])
+        job["spec"]["template"]["spec"]["restartPolicy"] = "Sometimes"
+        self.assertIn('spec.template.spec.restartPolicy: Unsupported value: "Sometimes": supported '
+                      'values: "OnFailure", "Never"', _messages(jobs.validate_job(job)))
 
     def test_wrong_template_label(self):
         """A user-set controller-uid label that differs is refused."""
@@ -247,8 +250,22 @@ class BatchHTTPTests(KubeTestCase):
         del job["spec"]["template"]["spec"]["restartPolicy"]
         code, body, _ = self.request("POST", "/apis/batch/v1/namespaces/default/jobs", job)
         self.assertEqual((code, body["message"]), (422, (
-            'Job.batch "bad" is invalid: spec.template.spec.restartPolicy: Unsupported value: '
-            '"Always": supported values: "OnFailure", "Never"')))
+            'Job.batch "bad" is invalid: spec.template.spec.restartPolicy: Required value: '
+            'valid values: "OnFailure", "Never"')))
+
+    def test_delete_warns_of_orphaned_pods(self):
+        """A Job delete naming no propagation policy warns that the pods stay, even when the
+        Job is missing; with a policy it does not (kube-apiserver v1.32,
+        C{tests/vectors/batch.jsonl} job-delete-default)."""
+        path = "/apis/batch/v1/namespaces/default/jobs/"
+        code, _, resp = self.request("DELETE", path + "nope")
+        self.assertEqual(code, 404)
+        self.assertEqual(resp.headers.getRawHeaders("Warning"), [
+            '299 - "child pods are preserved by default when jobs are deleted; set '
+            'propagationPolicy=Background to remove them or set propagationPolicy=Orphan to '
+            'suppress this warning"'])
+        code, _, resp = self.request("DELETE", path + "nope?propagationPolicy=Background")
+        self.assertEqual((code, resp.headers.getRawHeaders("Warning")), (404, None))
 
     def test_cron_job_short_name_and_status(self):
         """Discovery lists cronjobs with short name cj and a status subresource."""

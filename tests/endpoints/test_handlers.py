@@ -138,11 +138,13 @@ class UpdateTests(KubeTestCase):
         self.assertEqual((code, obj["data"]), (200, {"a": "b", "z": "1"}))
 
     def test_patch_unsupported_media_type(self):
-        """A PATCH with a non-patch content type is 415."""
+        """A PATCH with a non-patch content type is upstream's generic 415, with empty details
+        (C{tests/vectors/core.jsonl} cm-patch-bad-content-type)."""
         self.request("POST", "/api/v1/namespaces/default/configmaps", cm("a"))
         code, st, _ = self.request("PATCH", "/api/v1/namespaces/default/configmaps/a", {},
                                    content_type="text/plain")
-        self.assertEqual((code, st["reason"]), (415, "UnsupportedMediaType"))
+        self.assertEqual((code, st["reason"], st["message"], st["details"]),
+                         (415, "UnsupportedMediaType", "415: Unsupported Media Type", {}))
 
     def test_scale_subresource(self):
         """GET and PATCH of /scale read and write spec.replicas."""
@@ -162,6 +164,18 @@ class UpdateTests(KubeTestCase):
         self.assertEqual((code, scale["spec"]["replicas"]), (200, 4))
         _, obj, _ = self.request("GET", "/apis/apps/v1/namespaces/default/deployments/d")
         self.assertEqual(obj["spec"]["replicas"], 4)
+
+    def test_scale_of_missing_object(self):
+        """GET of a missing object's /scale names C{deployments/scale}; PATCH names the
+        deployment (kube-apiserver v1.32, C{tests/vectors/apps.jsonl})."""
+        code, st, _ = self.request("GET", "/apis/apps/v1/namespaces/default/deployments/x/scale")
+        self.assertEqual((code, st["message"], st["details"]), (
+            404, 'deployments/scale.apps "x" not found',
+            {"name": "x", "group": "apps", "kind": "deployments/scale"}))
+        code, st, _ = self.request(
+            "PATCH", "/apis/apps/v1/namespaces/default/deployments/x/scale",
+            {"spec": {"replicas": 4}}, content_type="application/merge-patch+json")
+        self.assertEqual((code, st["message"]), (404, 'deployments.apps "x" not found'))
 
 
 class DeleteTests(KubeTestCase):
@@ -253,10 +267,28 @@ class ListTests(KubeTestCase):
         self.assertEqual(self.names(base + "!i"), ["kube-root-ca.crt"])
 
     def test_field_selector(self):
-        """metadata.name field selector; an unsupported field is 400."""
+        """metadata.name field selector; an unsupported field is 400 worded as the kind's
+        field label conversion words it (C{tests/vectors/fieldselectors.jsonl})."""
         self.assertEqual(self.names("/api/v1/configmaps?fieldSelector=metadata.name%3Dc3"), ["c3"])
         code, st, _ = self.request("GET", "/api/v1/configmaps?fieldSelector=spec.x%3Dy")
+        self.assertEqual((code, st["message"]), (400, '"spec.x" is not a known field selector: '
+                                                      'only "metadata.name", "metadata.namespace"'))
+        code, st, _ = self.request("GET", "/api/v1/pods?fieldSelector=spec.x%3Dy")
         self.assertEqual((code, st["message"]), (400, "field label not supported: spec.x"))
+        code, st, _ = self.request("GET", "/apis/batch/v1/jobs?fieldSelector=spec.x%3Dy")
+        self.assertEqual((code, st["message"]), (400, 'field label "spec.x" not supported for Job'))
+
+    def test_invalid_list_options_have_causes(self):
+        """Invalid list options are upstream's NewInvalid on ListOptions, with the cause
+        (kube-apiserver v1.32, C{tests/vectors/core.jsonl} list-rv-match-without-rv)."""
+        code, st, _ = self.request("GET", "/api/v1/configmaps?resourceVersionMatch=Exact")
+        self.assertEqual((code, st["message"], st["details"]), (422, (
+            'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
+            'resourceVersionMatch is forbidden unless resourceVersion is provided'),
+            {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [{
+                "reason": "FieldValueForbidden", "field": "resourceVersionMatch",
+                "message": "Forbidden: resourceVersionMatch is forbidden unless resourceVersion "
+                           "is provided"}]}))
 
     def test_chunked_list(self):
         """limit/continue pages through every object exactly once."""
@@ -282,6 +314,20 @@ class ListTests(KubeTestCase):
         self.assertEqual(t["kind"], "Table")
         self.assertEqual([c["name"] for c in t["columnDefinitions"]], ["Name", "Data", "Age"])
         self.assertEqual(t["rows"][0]["object"]["kind"], "PartialObjectMetadata")
+
+    def test_table_of_one_object(self):
+        """The Table of one object carries its resourceVersion; C{includeObject=None} writes
+        C{"object": null} per row (kube-apiserver v1.32, C{tests/vectors/core.jsonl})."""
+        _, cm, _ = self.request("GET", "/api/v1/namespaces/default/configmaps/c1")
+        accept = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+        code, t, _ = self.request("GET", "/api/v1/namespaces/default/configmaps/c1",
+                                  headers=accept)
+        self.assertEqual((code, t["metadata"]), (200, {
+            "resourceVersion": cm["metadata"]["resourceVersion"]}))
+        code, t, _ = self.request("GET", "/api/v1/namespaces/default/configmaps/c1"
+                                  "?includeObject=None", headers=accept)
+        self.assertEqual(t["rows"][0]["object"], None)
+        self.assertIn("object", t["rows"][0])
 
     def test_yaml_output(self):
         """Accept application/yaml answers YAML."""

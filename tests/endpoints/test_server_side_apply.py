@@ -59,7 +59,7 @@ class ApplyTests(KubeTestCase):
             "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": 'Apply failed with 1 conflict: conflict with "mgr": .spec.replicas',
             "reason": "Conflict",
-            "details": {"causes": [{"type": "FieldManagerConflict",
+            "details": {"causes": [{"reason": "FieldManagerConflict",
                                     "message": 'conflict with "mgr"',
                                     "field": ".spec.replicas"}]},
             "code": 409}))
@@ -200,6 +200,58 @@ class ScaleTests(KubeTestCase):
         self.assertEqual(obj["metadata"]["managedFields"][1]["fieldsV1"],
                          {"f:spec": {"f:replicas": {}}})
         self.assertNotIn("f:replicas", obj["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"])
+
+    def test_scale_entry_has_no_time(self) -> None:
+        """The entry a C{/scale} write records has no C{time}, so it sorts before the timed
+        Update entries (kube-apiserver v1.32, C{tests/vectors/apps.jsonl})."""
+        self.request("PATCH", DEPLOY + "/web?fieldManager=mgr", _deployment(),
+                     content_type=APPLY)
+        self.request("PATCH", DEPLOY + "/web?fieldManager=editor", {"metadata": {"labels": {
+            "x": "y"}}}, content_type="application/merge-patch+json")
+        self.request("PATCH", DEPLOY + "/web/scale?fieldManager=hpa", {"spec": {"replicas": 4}},
+                     content_type="application/merge-patch+json")
+        code, obj, _ = self.request("GET", DEPLOY + "/web")
+        entries = obj["metadata"]["managedFields"]
+        self.assertEqual(_managers(obj), [("mgr", "Apply", ""), ("hpa", "Update", "scale"),
+                                          ("editor", "Update", "")])
+        self.assertNotIn("time", entries[1])
+        self.assertIn("time", entries[2])
+
+
+    def test_scale_of_unowned_replicas_not_tracked(self) -> None:
+        """When no entry owns C{.spec.replicas} (applied without it, defaulted), a C{/scale}
+        write records nothing: upstream's field manager skips an update of an object without
+        managed fields, and the Scale only carries the entries owning the replicas."""
+        obj = _deployment()
+        del obj["spec"]["replicas"]
+        self.request("PATCH", DEPLOY + "/web?fieldManager=mgr", obj, content_type=APPLY)
+        code, _, _ = self.request("PATCH", DEPLOY + "/web/scale?fieldManager=hpa",
+                                  {"spec": {"replicas": 4}},
+                                  content_type="application/merge-patch+json")
+        _, live, _ = self.request("GET", DEPLOY + "/web")
+        self.assertEqual((code, live["spec"]["replicas"]), (200, 4))
+        self.assertEqual(_managers(live), [("mgr", "Apply", "")])
+
+
+class StatusResetTests(KubeTestCase):
+    def test_deployment_status_keeps_label_owner(self) -> None:
+        """A Deployment's C{/status} resets C{metadata.labels} as well as C{spec}: a status
+        write without the labels leaves their owner in place (upstream
+        C{deploymentStatusStrategy.GetResetFields}; C{tests/vectors/apps.jsonl} status-update)."""
+        obj = _deployment()
+        obj["metadata"]["labels"] = {"app": "web"}
+        self.request("PATCH", DEPLOY + "/web?fieldManager=mgr", obj, content_type=APPLY)
+        _, live, _ = self.request("GET", DEPLOY + "/web")
+        status = {"apiVersion": "apps/v1", "kind": "Deployment",
+                  "metadata": {"name": "web",
+                               "resourceVersion": live["metadata"]["resourceVersion"]},
+                  "status": {"replicas": 1}}
+        code, out, _ = self.request("PUT", DEPLOY + "/web/status?fieldManager=ctrl", status)
+        self.assertEqual(code, 200, out)
+        self.assertEqual(out["metadata"]["labels"], {"app": "web"})
+        fields = {e["manager"]: e["fieldsV1"] for e in out["metadata"]["managedFields"]}
+        self.assertEqual(fields["mgr"]["f:metadata"], {"f:labels": {"f:app": {}}})
+        self.assertEqual(fields["ctrl"], {"f:status": {"f:replicas": {}}})
 
 
 class ClientSideUpgradeTests(KubeTestCase):

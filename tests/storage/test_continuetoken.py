@@ -59,6 +59,16 @@ class ContinueTokenTests(SynchronousTestCase):
             decode_continue(token, "/registry/pods/")
         self.assertEqual(str(e.exception), "continue key is not valid: ../x")
 
+    def test_not_json(self):
+        """A token that is not JSON gets Go's encoding/json message, bytes outside printable
+        ASCII as C{\\xNN} (kube-apiserver v1.32, C{tests/vectors/core.jsonl})."""
+        for token, message in [
+                ("garbage", "invalid character '\\x81' looking for beginning of value"),
+                ("abc", "invalid character 'i' looking for beginning of value")]:
+            with self.assertRaises(InvalidContinueError) as e:
+                decode_continue(token, "/p/")
+            self.assertEqual(str(e.exception), "continue key is not valid: " + message)
+
     def test_bad_versions(self):
         """Unknown versions, rv 0 and empty start give upstream's messages."""
         cases = [

@@ -17,6 +17,7 @@ from kubetwist.apimachinery.fieldmanager.manager import (
     FieldManager,
     conflict_error,
     manager_or_user_agent,
+    owns_field,
     validate_patch_options,
 )
 
@@ -25,5 +26,6 @@ __all__ = [
     "Set",
     "conflict_error",
     "manager_or_user_agent",
+    "owns_field",
     "validate_patch_options",
 ]

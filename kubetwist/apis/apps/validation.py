@@ -212,7 +212,9 @@ def _validate_template_for_replica_set(tpl: dict | None, sel: dict, sel_ok: bool
         return [required(path)]
     labels = (tpl.get("metadata") or {}).get("labels")
     reqs = _compile_selector(sel) if sel_ok else []
-    if reqs and not selector_matches(sel, labels):
+    if sel is None or (reqs and not selector_matches(sel, labels)):
+        # a nil selector is labels.Nothing(): not Empty, matches no labels (upstream
+        # ValidatePodTemplateSpecForReplicaSet; tests/vectors/apps.jsonl deploy-create-no-selector)
         errs.append(_template_labels_error(path, labels))
     errs.extend(validate_pod_template_spec(tpl, path))
     spec = tpl.get("spec") or {}
@@ -419,7 +421,7 @@ def validate_stateful_set_spec(spec: dict, path: Path) -> list[FieldError]:
     else:
         tp = path.child("template")
         meta = tpl.get("metadata") or {}
-        if reqs and not selector_matches(sel, meta.get("labels")):
+        if sel is None or (reqs and not selector_matches(sel, meta.get("labels"))):
             errs.append(_template_labels_error(tp, meta.get("labels")))
         errs.extend(validate_labels(meta.get("labels"), tp.child("labels")))
         errs.extend(validate_annotations(meta.get("annotations"), tp.child("annotations")))

@@ -345,7 +345,10 @@ def validate_job_spec_common(spec: dict, path: Path, template_labels_check: bool
     errs.extend(validate_pod_template_spec(tpl, path.child("template")))
     restart = (tpl.get("spec") or {}).get("restartPolicy", "")
     rp_path = path.child("template", "spec", "restartPolicy")
-    if restart not in ("OnFailure", "Never"):
+    if restart == "Always":
+        # upstream validateJobSpec: Always (the pod default) is "required" to be another value
+        errs.append(required(rp_path, 'valid values: "OnFailure", "Never"'))
+    elif restart not in ("OnFailure", "Never"):
         errs.append(not_supported(rp_path, restart, ["OnFailure", "Never"]))
     elif spec.get("podFailurePolicy") is not None and restart != "Never":
         errs.append(invalid(rp_path, restart,
@@ -457,3 +460,21 @@ def job_warnings(job: dict) -> list[str]:
 def job_field_attrs(job: dict) -> dict[str, str]:
     """Upstream C{JobToSelectableFields}: C{status.successful}."""
     return {"status.successful": str((job.get("status") or {}).get("succeeded") or 0)}
+
+
+#: Upstream C{pkg/registry/batch/job/storage.deleteOptionWarnings}.
+JOB_DELETE_WARNING = ("child pods are preserved by default when jobs are deleted; set "
+                      "propagationPolicy=Background to remove them or set "
+                      "propagationPolicy=Orphan to suppress this warning")
+
+
+def job_delete_warnings(options: dict) -> list[str]:
+    """
+    The C{Warning} of a Job delete that names no propagation (upstream Job C{REST.Delete}:
+    batch/v1 orphans the pods by default); sent before the delete runs, so a 404 carries it too.
+
+    @param options: the request's C{DeleteOptions} (C{propagationPolicy}, C{orphanDependents}).
+    """
+    if options.get("propagationPolicy") is None and options.get("orphanDependents") is None:
+        return [JOB_DELETE_WARNING]
+    return []

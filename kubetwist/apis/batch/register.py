@@ -32,7 +32,8 @@ _CRON = dict(kind="CronJob", group=GROUP, default=cronjobs.default_cron_job,
 
 STRATEGIES: dict[str, Strategy] = {
     "jobs": Strategy(**_JOB, prepare_for_update=jobs.prepare_job_for_update,
-                     validate_update=jobs.validate_job_update, warnings=jobs.job_warnings),
+                     validate_update=jobs.validate_job_update, warnings=jobs.job_warnings,
+                     delete_warnings=jobs.job_delete_warnings),
     "jobs/status": Strategy(**_JOB, prepare_for_update=jobs.prepare_job_status_for_update,
                             validate_update=jobs.validate_job_status_update),
     "cronjobs": Strategy(**_CRON, prepare_for_update=cronjobs.prepare_cron_job_for_update,

@@ -13,7 +13,9 @@ from __future__ import annotations
 from kubetwist.apimachinery.field import (
     FieldError,
     Path,
+    go_string_slice,
     invalid,
+    invalid_go,
     not_supported,
     required,
 )
@@ -144,12 +146,12 @@ def validate_policy_rule(rule: dict, namespaced: bool, path: Path) -> list[Field
     urls = rule.get("nonResourceURLs") or []
     if urls:
         if namespaced:
-            errs.append(invalid(path.child("nonResourceURLs"), urls,
-                                "namespaced rules cannot apply to non-resource URLs"))
+            errs.append(invalid_go(path.child("nonResourceURLs"), go_string_slice(urls),
+                                   "namespaced rules cannot apply to non-resource URLs"))
         if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
-            errs.append(invalid(path.child("nonResourceURLs"), urls,
-                                "rules cannot apply to both regular resources and non-resource "
-                                "URLs"))
+            errs.append(invalid_go(path.child("nonResourceURLs"), go_string_slice(urls),
+                                   "rules cannot apply to both regular resources and "
+                                   "non-resource URLs"))
         return errs
     if not rule.get("apiGroups"):
         errs.append(required(path.child("apiGroups"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import selectors
 from kubetwist.apimachinery import validation as mv
 from kubetwist.apimachinery.field import Path
@@ -67,6 +68,43 @@ def supported_fields(strategy: Strategy) -> set[str]:
         return {"metadata.name", "metadata.namespace"}
 
 
+#: Built-in kinds whose scheme registers its own field label conversion (upstream
+#: C{AddFieldLabelConversionFunc}), answering C{field label not supported: <label>}; the others
+#: use C{runtime.DefaultMetaV1FieldSelectorConversion}. Recorded from kube-apiserver v1.32.
+_OWN_FIELD_LABEL_CONVERSION = {
+    ("", "Event"), ("", "Namespace"), ("", "Node"), ("", "Pod"), ("", "ReplicationController"),
+    ("", "Secret"), ("", "Service"), ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("events.k8s.io", "Event"),
+}
+
+#: The API groups kube-apiserver v1.32 serves itself; a kind of another group is a custom
+#: resource, whose conversion also answers C{field label not supported}.
+_BUILTIN_GROUPS = {
+    "", "admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "apps",
+    "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch",
+    "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io", "internal.apiserver.k8s.io", "networking.k8s.io", "node.k8s.io",
+    "policy", "rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io",
+    "storage.k8s.io", "storagemigration.k8s.io",
+}
+
+
+def field_label_error(strategy: Strategy, label: str) -> str:
+    """
+    The message of the 400 BadRequest for a field selector on a label the kind does not
+    support, as upstream's field label conversion of that kind words it: C{"x" is not a known
+    field selector: only "metadata.name", "metadata.namespace"} by default, C{field label not
+    supported: x} for kinds with their own conversion and custom resources, C{field label "x"
+    not supported for Job} for Jobs.
+    """
+    group, kind = getattr(strategy, "group", ""), getattr(strategy, "kind", "")
+    if (group, kind) == ("batch", "Job"):
+        return f'field label "{label}" not supported for Job'
+    if (group, kind) in _OWN_FIELD_LABEL_CONVERSION or group not in _BUILTIN_GROUPS:
+        return f"field label not supported: {label}"
+    return f'"{label}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+
+
 def list_options(query: dict[str, list[str]], strategy: Strategy, kind_version: str = "v1") -> ListOptions:
     """
     Decode list/watch parameters into L{ListOptions}; bad selectors and unsupported field
@@ -81,7 +119,7 @@ def list_options(query: dict[str, list[str]], strategy: Strategy, kind_version: 
         allowed = supported_fields(strategy)
         for f, op, value in fsel.requirements():
             if f not in allowed:
-                raise errors.new_bad_request(f"field label not supported: {f}")
+                raise errors.new_bad_request(field_label_error(strategy, f))
             if f == "metadata.name" and op in ("=", "=="):
                 name = value
     matcher = None
@@ -113,50 +151,49 @@ def list_options(query: dict[str, list[str]], strategy: Strategy, kind_version: 
     )
 
 
-def _invalid_list_options(detail: str) -> errors.StatusError:
-    return errors.make_status(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {detail}')
+def _invalid_list_options(err: fe.FieldError) -> errors.StatusError:
+    """422 C{ListOptions.meta.k8s.io "" is invalid: ...} with its cause (upstream NewInvalid)."""
+    return errors.new_invalid("meta.k8s.io", "ListOptions", "", [err])
 
 
 def _validate_list_options(query: dict[str, list[str]], rv: str, rv_match: str, cont: str,
                            send_initial: Optional[bool]) -> None:
-    """Upstream C{ValidateListOptions} (C{apimachinery/pkg/apis/meta/internalversion})."""
+    """Upstream C{ValidateListOptions} (C{apimachinery/pkg/apis/meta/internalversion}).
+
+    @raise StatusError: 422 C{Invalid} C{ListOptions.meta.k8s.io ""} with the field's cause.
+    """
+    def forbidden(path: str, detail: str) -> errors.StatusError:
+        return _invalid_list_options(fe.forbidden(path, detail))
+
     if rv_match and rv_match not in ("Exact", "NotOlderThan"):
-        raise _invalid_list_options(
-            f'resourceVersionMatch: Unsupported value: "{rv_match}": supported values: '
-            f'"Exact", "NotOlderThan", ""')
+        raise _invalid_list_options(fe.not_supported(
+            "resourceVersionMatch", rv_match, ["Exact", "NotOlderThan", ""]))
     if send_initial is not None:
         if not bool_param(query, "watch"):
-            raise _invalid_list_options(
-                "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list")
+            raise forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
         if rv_match != "NotOlderThan":
-            raise _invalid_list_options(
-                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
-                "resourceVersionMatch to NotOlderThan")
+            raise forbidden("resourceVersionMatch",
+                            "sendInitialEvents requires setting resourceVersionMatch to "
+                            "NotOlderThan")
         if not bool_param(query, "allowWatchBookmarks"):
-            raise _invalid_list_options(
-                "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting "
-                "allowWatchBookmarks to true")
+            raise forbidden("allowWatchBookmarks",
+                            "sendInitialEvents requires setting allowWatchBookmarks to true")
         return
     if rv_match:
         if bool_param(query, "watch"):
-            raise _invalid_list_options(
-                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch")
+            raise forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch")
         if not rv:
-            raise _invalid_list_options(
-                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless "
-                "resourceVersion is provided")
+            raise forbidden("resourceVersionMatch",
+                            "resourceVersionMatch is forbidden unless resourceVersion is provided")
         if cont:
-            raise _invalid_list_options(
-                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when "
-                "continue is provided")
+            raise forbidden("resourceVersionMatch",
+                            "resourceVersionMatch is forbidden when continue is provided")
         if rv_match == "Exact" and rv == "0":
-            raise _invalid_list_options(
-                'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for '
-                'resourceVersion "0"')
+            raise forbidden("resourceVersionMatch",
+                            'resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
     if cont and rv and rv != "0":
-        raise _invalid_list_options(
-            "resourceVersion: Forbidden: specifying resource version is not allowed when using "
-            "continue")
+        raise forbidden("resourceVersion",
+                        "specifying resource version is not allowed when using continue")
 
 
 def delete_options(query: dict[str, list[str]], body: Optional[dict]) -> dict:

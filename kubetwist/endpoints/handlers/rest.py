@@ -86,6 +86,13 @@ def negotiate(request: Any, allow_transform: bool = True) -> Output:
     )
 
 
+#: Reset fields of C{/status} beyond C{spec}, per (group, kind): upstream C{GetResetFields} of
+#: the status strategies (deploymentStatusStrategy also resets C{metadata.labels}).
+_STATUS_RESET_EXTRA: dict[tuple[str, str], tuple] = {
+    ("apps", "Deployment"): ((("f", "metadata"), ("f", "labels")),),
+}
+
+
 def read_body(request: Any) -> bytes:
     body = request.content.read() if request.content is not None else b""
     if len(body) > MAX_REQUEST_BODY_BYTES:
@@ -129,8 +136,9 @@ class ResourceHandlers:
         """Write one object in the negotiated form."""
         if out.kind == "table" and obj.get("kind") != "Status":
             store = convertor_store or self.store
+            rv = (obj.get("metadata") or {}).get("resourceVersion")
             obj = tablelib.to_table(
-                [obj], store.strategy.table, None,
+                [obj], store.strategy.table, {"resourceVersion": rv} if rv else None,
                 opts.first(_query(request), "includeObject", "Metadata"), out.version,
             )
             write_object(request, code, obj, out.media, out.content_type)
@@ -224,7 +232,11 @@ class ResourceHandlers:
             write_object(request, 200, tablelib.partial_object_metadata_list(lst, out.version),
                          out.media, out.content_type)
         else:
-            write_object(request, 200, lst, out.media)
+            write_object(request, 200, self.list_response(lst), out.media)
+
+    def list_response(self, lst: dict) -> dict:
+        """The list as written when asked for as a list (not a Table or metadata)."""
+        return lst
 
     # --- WATCH ---------------------------------------------------------------------------------
     async def watch(self, request: Any, namespace: str, name: str = "") -> None:
@@ -369,7 +381,8 @@ class ResourceHandlers:
                 "apiVersion": gv, "kind": self.spec.kind}
             reset = None
             if subresource == "status":
-                reset = fmlib.Set.of((("f", "spec"),))
+                reset = fmlib.Set.of((("f", "spec"),),
+                                     *_STATUS_RESET_EXTRA.get((self.spec.group, self.spec.kind), ()))
             elif not subresource and "status" in self.subresources:
                 reset = fmlib.Set.of((("f", "status"),))
             fm = cache[subresource] = fmlib.FieldManager(
@@ -438,7 +451,10 @@ class ResourceHandlers:
             (request.getHeader(b"content-type") or b"").decode("latin-1")
         )
         if ctype not in codec.PATCH_TYPES:
-            raise errors.new_unsupported_media_type(ctype)
+            # upstream PatchResource: NewGenericServerResponse(415, ...) with empty details
+            e = errors.make_status(415, "UnsupportedMediaType", "415: Unsupported Media Type")
+            e.status["details"] = {}
+            raise e
         is_apply = ctype == codec.APPLY_PATCH_YAML
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""),
                                      opts.bool_param(q, "force"), is_apply)
@@ -634,6 +650,7 @@ class ResourceHandlers:
         body = _optional_body(request)
         delete_opts = opts.delete_options(q, body)
         admission = self._admission(request, namespace, name, "", dry)
+        _add_warnings(request, self.store.strategy.delete_warnings(delete_opts))
         result, deleted = await self.store.delete(namespace, name, delete_opts, admission, dry)
         # upstream: 202 only when kept and the deprecated orphanDependents=false was sent
         code = 202 if not deleted and delete_opts.get("orphanDependents") is False else 200

@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import patch as patchlib
+from kubetwist.apimachinery.fieldmanager import owns_field
 from kubetwist.apimachinery.selectors import label_selector_to_string
 from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import codec, errors
@@ -77,11 +78,27 @@ class ScaleREST:
         """Write C{replicas} into the parent object (C{spec.replicas})."""
         obj.setdefault("spec", {})["replicas"] = replicas
 
+    #: Where the replicas live in the parent, for managed-fields ownership (C{owns_field}).
+    replicas_path = ".spec.replicas"
+    #: A negative count is refused here (built-ins); custom resources leave it to the custom
+    #: resource's own validation, as upstream's C{customresource.ScaleREST}.
+    validate_replicas = True
+
     async def get(self, namespace: str, name: str) -> dict:
         """The current C{Scale}.
 
-        @raise StatusError: 404 NotFound (the parent)."""
-        return self.to_scale(await self.store.get(namespace, name))
+        @raise StatusError: 404 C{NotFound} naming C{<resource>/scale}
+            (C{deployments/scale.apps "x" not found}), as upstream's C{ScaleREST.Get}; an update
+            of a missing object names the resource itself.
+        """
+        try:
+            obj = await self.store.get(namespace, name)
+        except errors.StatusError as e:
+            if e.code != 404:
+                raise
+            spec = self.store.spec
+            raise errors.new_not_found(spec.group, spec.resource + "/scale", name) from None
+        return self.to_scale(obj)
 
     async def update(self, namespace: str, name: str, make_scale: Callable[[dict], dict],
                      admission: Any, dry_run: bool,
@@ -114,12 +131,16 @@ class ScaleREST:
                 replicas = 0
             if not isinstance(replicas, int) or isinstance(replicas, bool):
                 raise errors.new_bad_request("spec.replicas must be an integer")
-            if replicas < 0:
+            if replicas < 0 and self.validate_replicas:
                 raise errors.new_invalid("autoscaling", "Scale", name, [fe.invalid(
                     "spec.replicas", replicas, "must be greater than or equal to 0")])
             new = copy.deepcopy(current)
             self.set_replicas(new, replicas)
-            return record(current, new) if record is not None else new
+            # managedFields: an Update entry with subresource "scale" only when someone owns
+            # the replicas already (upstream ScaleHandler and skipNonAppliedManager)
+            if record is not None and owns_field(current, self.replicas_path):
+                return record(current, new)
+            return new
 
         obj, _ = await self.store.update(namespace, name, transform, admission, dry_run)
         return self.to_scale(obj)
