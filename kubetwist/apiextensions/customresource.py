@@ -381,6 +381,7 @@ class CustomResourceScaleREST(ScaleREST):
     #: to the custom resource's own validation (".spec.replicas: ... should be a non-negative
     #: integer", tests/vectors/crd.jsonl)
     validate_replicas = False
+    not_found_as_scale = False
 
     @property
     def replicas_path(self) -> str:

@@ -82,8 +82,11 @@ class DeploymentScaleTests(KubeTestCase):
         self.assertEqual(body["details"]["group"], "autoscaling")
 
     def test_missing_parent(self) -> None:
+        """A GET of a missing parent's Scale names C{deployments/scale}, as upstream's
+        C{ScaleREST.Get} (recorded in tests/vectors/apps.jsonl)."""
         code, body, _ = self.request("GET", APPS + "/deployments/nope/scale")
-        self.assertEqual((code, body["message"]), (404, 'deployments.apps "nope" not found'))
+        self.assertEqual((code, body["message"]),
+                         (404, 'deployments/scale.apps "nope" not found'))
 
 
 class OtherWorkloadScaleTests(KubeTestCase):

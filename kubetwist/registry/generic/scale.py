@@ -83,6 +83,9 @@ class ScaleREST:
     #: A negative count is refused here (built-ins); custom resources leave it to the custom
     #: resource's own validation, as upstream's C{customresource.ScaleREST}.
     validate_replicas = True
+    #: A GET of a missing parent names C{<resource>/scale} (built-ins' C{ScaleREST.Get});
+    #: custom resources name the resource itself.
+    not_found_as_scale = True
 
     async def get(self, namespace: str, name: str) -> dict:
         """The current C{Scale}.
@@ -94,7 +97,7 @@ class ScaleREST:
         try:
             obj = await self.store.get(namespace, name)
         except errors.StatusError as e:
-            if e.code != 404:
+            if e.code != 404 or not self.not_found_as_scale:
                 raise
             spec = self.store.spec
             raise errors.new_not_found(spec.group, spec.resource + "/scale", name) from None
