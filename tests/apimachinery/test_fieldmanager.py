@@ -279,6 +279,19 @@ class ApplyTests(SynchronousTestCase):
         out = self.fm.update(live, new, "x")
         self.assertNotIn("managedFields", out["metadata"])
 
+    def test_update_of_untracked_object_records_nothing(self) -> None:
+        """An update of a stored object (it has a uid) without managed fields records none:
+        upstream's C{skipNonAppliedManager} starts tracking on create only (recorded:
+        tests/vectors/rbac.jsonl C{role-update-no-rv})."""
+        live = _deployment()
+        live["metadata"]["uid"] = "0b0e5a0c-7b1e-4d1e-9a51-3a6f0e0c0d01"
+        new = copy.deepcopy(live)
+        new["spec"]["replicas"] = 5
+        out = self.fm.update(live, new, "x")
+        self.assertNotIn("managedFields", out["metadata"])
+        created = self.fm.update(None, copy.deepcopy(new), "x")
+        self.assertEqual([e["manager"] for e in created["metadata"]["managedFields"]], ["x"])
+
     def test_managed_fields_in_apply(self) -> None:
         """An applied config carrying managedFields is a 400."""
         config = _deployment()

@@ -36,7 +36,6 @@ PENDING: dict[tuple[str, str], str] = {
     ("apps", "deploy-create-wrong-type"): _DECODE,
     ("core", "cm-update-no-rv"): _UNCONDITIONAL,
     ("apps", "deploy-update-no-rv"): _UNCONDITIONAL,
-    ("rbac", "role-update-no-rv"): _UNCONDITIONAL,
     ("crd", "cr-update-no-rv"): _UNCONDITIONAL,
     ("crd", "cr-update-invalid"): _UNCONDITIONAL,
     **{("core", i): _TABLE_CT for i in ("cm-list-table", "cm-get-table", "cm-list-table-none",

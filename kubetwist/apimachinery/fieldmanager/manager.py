@@ -250,7 +250,8 @@ class FieldManager:
         Record a non-apply write of C{new} over C{live} (C{None} on create) by C{manager}
         (upstream C{FieldManager.UpdateNoErrors}); C{new} is changed in place and returned.
         Managed fields the client sends are kept (an empty list resets them), except on a
-        subresource, where the live ones are used.
+        subresource, where the live ones are used.  An update of an object with no managed
+        fields records none (upstream C{skipNonAppliedManager}, which tracks on create only).
         """
         live_obj = live if live is not None else self.zero
         decoded = self._decode_live_or_new(live_obj, new)
@@ -260,6 +261,12 @@ class FieldManager:
                 new["metadata"].pop("managedFields", None)
             return new
         managers, times = decoded
+        if not managers and live is not None and (live.get("metadata") or {}).get("uid"):
+            # upstream's skipNonAppliedManager: an update of an object that has no managed
+            # fields (or resets them with []) records none; only a create starts tracking
+            if isinstance(new.get("metadata"), dict):
+                new["metadata"].pop("managedFields", None)
+            return new
         lhs, rhs = _stripped(live_obj), _stripped(new)
         managers, times = self._update(lhs, rhs, managers, times, manager)
         managers, times = self._cap(managers, times)
