@@ -50,7 +50,6 @@ PENDING: dict[tuple[str, str], str] = {
     ("crd", "cr-get-table"): _TABLE_CT,
     ("crd", "crd-create"): _CRD_ZERO,
     ("core", "pod-update-forbidden-field"): _GO_VALUES,
-    ("core", "pod2-update-terminating"): _COMMON_FIELDS,
     ("core", "pod2-list-table"): _TABLE_CT,
     ("batch", "job-update-template-immutable"): _GO_VALUES,
 }

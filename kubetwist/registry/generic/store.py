@@ -21,6 +21,7 @@ from twisted.internet.defer import Deferred
 from zope.interface import implementer
 
 from kubetwist.apimachinery import field as fielderr
+from kubetwist.apimachinery import validation as mv
 from kubetwist.apimachinery.meta import generate_name, new_uid, now_rfc3339
 from kubetwist.registry import deletion
 from kubetwist.registry.rest import IStandardStorage, ResourceSpec, Strategy
@@ -550,7 +551,15 @@ class Store:
             else:
                 new_meta.pop(k, None)
         new_meta.pop("selfLink", None)
-        errs = self.strategy.validate_update(new, old)
+        # upstream rest.BeforeUpdate: validateCommonFields (ObjectMeta, and its update rules)
+        # for every resource, then the strategy's own ValidateUpdate, which repeats the
+        # ObjectMeta update checks for the built-in kinds: such errors are listed twice in
+        # the causes (the message lists each once), as kube-apiserver answers
+        meta_path = fielderr.Path("metadata")
+        errs = mv.validate_object_meta(new_meta, self.spec.namespaced, _path_segment_name,
+                                       meta_path)
+        errs += mv.validate_object_meta_update(new_meta, old_meta, meta_path)
+        errs += self.strategy.validate_update(new, old)
         if errs:
             raise errors.new_invalid(self.spec.group, self.spec.kind, new_meta.get("name", ""), errs)
         self.strategy.canonicalize(new)
@@ -766,3 +775,11 @@ async def _maybe_await(value: Any) -> Any:
     if hasattr(value, "__await__"):
         return await value
     return value
+
+
+def _path_segment_name(name: str, prefix: bool) -> list[str]:
+    """Upstream C{path.ValidatePathSegmentName}, the name rule of C{validateCommonFields}: not
+    C{.} or C{..}, no C{/} or C{%}."""
+    if not prefix and name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
