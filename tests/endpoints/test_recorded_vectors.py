@@ -22,22 +22,13 @@ from tools import record_vectors as rv
 VECTORS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "vectors")
 
 _DECODE = "decode (wrong-type and kind-mismatch errors of the body decoder)"
-_UNCONDITIONAL = "store (unconditional update, and its refusal's message for custom resources)"
 _TABLE_CT = "wire (Table and PartialObjectMetadataList answers are Content-Type application/json)"
 _CRD_ZERO = "wire (apiextensions type tables: the CRD zero value managedFields compare with)"
-_COMMON_FIELDS = ("store (rest.BeforeUpdate's validateCommonFields: metadata update errors are "
-                  "reported by the generic check and again by the strategy)")
 _GO_VALUES = "hygiene (Go-value formatting: cmp.Diff and %#v of structs in messages)"
 
 #: Vector ids (script, id) whose difference belongs to work owned elsewhere, with the class.
 PENDING: dict[tuple[str, str], str] = {
-    **{("core", i): _DECODE for i in ("cm-create-wrong-type", "cm-create-kind-mismatch",
-                                      "secret-create-bad-base64")},
-    ("apps", "deploy-create-wrong-type"): _DECODE,
-    ("core", "cm-update-no-rv"): _UNCONDITIONAL,
-    ("apps", "deploy-update-no-rv"): _UNCONDITIONAL,
-    ("crd", "cr-update-no-rv"): _UNCONDITIONAL,
-    ("crd", "cr-update-invalid"): _UNCONDITIONAL,
+    ("core", "cm-create-kind-mismatch"): _DECODE,
     **{("core", i): _TABLE_CT for i in ("cm-list-table", "cm-get-table", "cm-list-table-none",
                                         "cm-list-partial", "secret-list-table", "svc-list-table",
                                         "pod-list-table")},
