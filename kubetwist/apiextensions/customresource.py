@@ -472,6 +472,9 @@ class CustomResourceHandlers(ResourceHandlers):
     @ivar terminating: C{() -> bool}: the CRD is being deleted (creates are forbidden).
     """
 
+    #: served from a CRD: JSON and YAML only, objects are C{*unstructured.Unstructured}
+    custom = True
+
     def __init__(self, store: Store, subresources: dict[str, Any], admission: Any, clock: Any,
                  cr: CRVersion, terminating: Callable[[], bool],
                  min_request_timeout: int = 1800) -> None:

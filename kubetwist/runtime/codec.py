@@ -89,8 +89,41 @@ def content_type_of(header: Optional[str]) -> str:
 
 
 def encode_json(obj: Any) -> bytes:
-    """Compact JSON, as kube-apiserver writes it."""
+    """Compact JSON without a trailing newline (for internal use: patches, hashes)."""
     return orjson.dumps(obj)
+
+
+#: Go's C{encoding/json} escapes these inside strings (C{SetEscapeHTML(true)}, the default, and
+#: always U+2028/U+2029); in JSON text they can only occur inside strings.
+_GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
+               ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
+
+
+def go_escape(data: bytes) -> bytes:
+    """Escape C{<}, C{>}, C{&}, U+2028 and U+2029 in JSON text as Go's encoder does
+    (C{\\u003c} ...)."""
+    for raw, escaped in _GO_ESCAPES:
+        if raw in data:
+            data = data.replace(raw, escaped)
+    return data
+
+
+def encode_json_stream(obj: Any) -> bytes:
+    """
+    One JSON value as upstream's JSON serializer writes it: Go's C{json.Encoder.Encode}, compact,
+    HTML characters escaped, followed by a newline (every JSON response body and every watch
+    event line ends with C{\\n}).
+    """
+    return go_escape(orjson.dumps(obj)) + b"\n"
+
+
+def encode_json_indent(obj: Any) -> bytes:
+    """
+    Go's C{json.MarshalIndent(obj, "", "  ")}: the pretty serializer (C{?pretty=1}, curl/Wget/
+    browser user agents) and C{responsewriters.WriteRawJSON} (C{/version}, errors no serializer
+    was negotiated for); no trailing newline.
+    """
+    return go_escape(orjson.dumps(obj, option=orjson.OPT_INDENT_2))
 
 
 class _Dumper(yaml.SafeDumper):
@@ -111,15 +144,20 @@ def encode_yaml(obj: Any) -> bytes:
     return yaml.dump(obj, Dumper=_Dumper, default_flow_style=False, sort_keys=True).encode()
 
 
-def encode(obj: Any, media_type: str) -> bytes:
-    """Encode C{obj} as JSON, YAML or (built-in kinds) protobuf, by bare media type."""
+def encode(obj: Any, media_type: str, pretty: bool = False) -> bytes:
+    """
+    Encode C{obj} as a response body: JSON (L{encode_json_stream}, or L{encode_json_indent} when
+    C{pretty}), YAML or (built-in kinds) protobuf, by bare media type.
+    """
     if media_type == YAML:
         return encode_yaml(obj)
     if media_type == PROTOBUF:
         from kubetwist.runtime import protobuf
 
         return protobuf.encode(obj)
-    return encode_json(obj)
+    if pretty:
+        return encode_json_indent(obj)
+    return encode_json_stream(obj)
 
 
 class _Loader(yaml.SafeLoader):

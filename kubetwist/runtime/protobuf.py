@@ -781,3 +781,19 @@ def encode(obj: dict) -> bytes:
     raw = encode_message(type_name, obj)
     return MAGIC + _delimited(1, type_meta) + _delimited(2, raw) + _delimited(3, b"") + \
         _delimited(4, b"")
+
+
+def encode_watch_frame(ev_type: str, obj: dict) -> bytes:
+    """
+    One frame of a protobuf watch stream (upstream C{protobuf.LengthDelimitedFramer} over a
+    C{metav1.WatchEvent}): a 4-byte big-endian length, then the C{WatchEvent} message without
+    envelope, C{{1: type, 2: RawExtension{1: raw}}}, C{raw} being the object's enveloped body
+    (L{encode}), or its JSON when the kind has no protobuf tables.
+    """
+    group, version = _parse_api_version(obj.get("apiVersion") or "")
+    if can_encode(group, version, obj.get("kind") or ""):
+        raw = encode(obj)
+    else:
+        raw = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    message = _delimited(1, ev_type.encode("utf-8")) + _delimited(2, _delimited(1, raw))
+    return struct.pack(">I", len(message)) + message

@@ -232,6 +232,10 @@ def _build() -> tuple[dict[str, TypeDef], dict[tuple[str, str, str], str]]:
             kinds[(module.GROUP, module.VERSION, kind)] = f"{module.PACKAGE}.{kind}"
     # core/v1 registers metav1.List as its own "List" kind.
     kinds[("", "v1", "List")] = f"{meta_v1.PACKAGE}.List"
+    # the transforms of meta.k8s.io (as=PartialObjectMetadata[List]) have a protobuf form
+    for version in ("v1", "v1beta1"):
+        for kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+            kinds[("meta.k8s.io", version, kind)] = f"{meta_v1.PACKAGE}.{kind}"
     return types, kinds
 
 

@@ -99,6 +99,13 @@ TYPES = {
         ("controller", 6, "*bool", "o"),
         ("blockOwnerDeletion", 7, "*bool", "o"),
     ),
+    "PartialObjectMetadata": (
+        ("metadata", 1, "ObjectMeta", "o"),
+    ),
+    "PartialObjectMetadataList": (
+        ("metadata", 1, "ListMeta", "o"),
+        ("items", 2, "[]PartialObjectMetadata", "r", {"list_type": "atomic"}),
+    ),
     "PatchOptions": (
         ("dryRun", 1, "[]string", "o", {"list_type": "atomic"}),
         ("force", 2, "*bool", "o"),
