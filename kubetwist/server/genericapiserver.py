@@ -17,9 +17,15 @@ from urllib.parse import parse_qs
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET
 
-from kubetwist.endpoints import discovery
+from kubetwist.endpoints import discovery, negotiation
 from kubetwist.endpoints.installer import APIGroupVersion
-from kubetwist.endpoints.responses import funnel, write_body, write_object, write_status_error
+from kubetwist.endpoints.responses import (
+    funnel,
+    write_body,
+    write_object,
+    write_raw_json,
+    write_status_error,
+)
 from kubetwist.runtime import codec, errors
 from kubetwist.server.healthz import HealthCheck, render_health
 from kubetwist.server.hooks import PostStartHooks
@@ -169,7 +175,7 @@ def _aggregated_version(request: Any) -> str:
 
 def _write_aggregated(request: Any, doc: dict, version: str) -> None:
     request.setHeader(b"Vary", b"Accept")
-    write_body(request, 200, codec.encode_json(doc),
+    write_body(request, 200, codec.encode(doc, codec.JSON, negotiation.is_pretty(request)),
                discovery.AGGREGATED_MEDIA.format(v=version))
 
 
@@ -267,6 +273,7 @@ def install_health_routes(front: GenericAPIServer, version_info: dict) -> None:
         front.prefix_mux[f"/{endpoint}"] = funnel(health)
 
     async def version(request: Any) -> None:
-        write_object(request, 200, version_info)
+        # upstream's version handler writes with WriteRawJSON: indented, no newline
+        write_raw_json(request, 200, version_info)
 
     front.mux["/version"] = funnel(version)
