@@ -88,7 +88,7 @@ def encode_watch_event(ev_type: str, obj: dict, media_type: str = codec.JSON) ->
         from kubetwist.runtime import protobuf
 
         return protobuf.encode_watch_frame(ev_type, obj)
-    return codec.encode_json_stream({"type": ev_type, "object": obj})
+    return codec.encode_json_stream({"type": ev_type, "object": codec.go_order(obj)})
 
 
 def write_status_error(request: Any, err: errors.StatusError) -> None:

@@ -108,6 +108,103 @@ def go_escape(data: bytes) -> bytes:
     return data
 
 
+# --- Go's field order ---------------------------------------------------------------------
+
+_ORDERS: dict[str, tuple[tuple[str, Any], ...]] = {}
+
+
+def _field_order(type_name: str) -> tuple[tuple[str, Any], ...]:
+    """C{(json_name, FieldDef)} of a message type in Go's JSON order, inline structs'
+    fields promoted in place."""
+    order = _ORDERS.get(type_name)
+    if order is None:
+        from kubetwist.runtime import types as typetables
+
+        out: list[tuple[str, Any]] = []
+        for f in typetables.TYPES[type_name].fields:
+            if f.inline and f.type in typetables.TYPES:
+                out.extend(_field_order(f.type))
+            else:
+                out.append((f.json_name, f))
+        order = _ORDERS[type_name] = tuple(out)
+    return order
+
+
+def _typed_value(f: Any, value: Any) -> Any:
+    from kubetwist.runtime.types import TYPES
+
+    if value is None:
+        return None
+    if f.container == "map":
+        if not isinstance(value, dict):
+            return value
+        if f.type in TYPES:
+            return {k: _typed_message(f.type, value[k]) for k in sorted(value)}
+        return {k: value[k] for k in sorted(value)}
+    if f.container == "list":
+        if not isinstance(value, list) or f.type not in TYPES:
+            return value
+        return [_typed_message(f.type, item) for item in value]
+    if f.type in TYPES:
+        return _typed_message(f.type, value)
+    if f.type == "RawExtension":
+        return go_order(value)
+    if f.type == "JSON":
+        # apiextensions' JSON holds json.Marshal's bytes of an interface{}: keys sorted
+        return _sorted_keys(value)
+    return value
+
+
+def _sorted_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
+    return value
+
+
+def _typed_message(type_name: str, obj: Any, top: bool = False) -> Any:
+    if not isinstance(obj, dict):
+        return obj
+    out: dict[str, Any] = {}
+    if top:
+        # the embedded TypeMeta comes first
+        if "kind" in obj:
+            out["kind"] = obj["kind"]
+        if "apiVersion" in obj:
+            out["apiVersion"] = obj["apiVersion"]
+    for name, f in _field_order(type_name):
+        if name in obj:
+            out[name] = _typed_value(f, obj[name])
+    if len(out) != len(obj):
+        for key, value in obj.items():
+            if key not in out:
+                out[key] = value
+    return out
+
+
+def go_order(obj: Any) -> Any:
+    """
+    C{obj} with its keys in the order Go's C{encoding/json} writes the typed object: C{kind},
+    C{apiVersion}, then the struct fields in declaration order (from the type tables), map
+    keys sorted; kinds without tables and keys unknown to them keep their order (after the
+    known ones).  Values are shared, not copied.
+    """
+    if not isinstance(obj, dict):
+        return obj
+    from kubetwist.runtime.types import lookup_kind
+
+    api_version = obj.get("apiVersion")
+    kind = obj.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return obj
+    group, _, version = api_version.rpartition("/")
+    type_name = lookup_kind(group, version, kind, protobuf=True)
+    if type_name is None:
+        return obj
+    return _typed_message(type_name, obj, top=True)
+
+
 def encode_json_stream(obj: Any) -> bytes:
     """
     One JSON value as upstream's JSON serializer writes it: Go's C{json.Encoder.Encode}, compact,
@@ -155,6 +252,7 @@ def encode(obj: Any, media_type: str, pretty: bool = False) -> bytes:
         from kubetwist.runtime import protobuf
 
         return protobuf.encode(obj)
+    obj = go_order(obj)
     if pretty:
         return encode_json_indent(obj)
     return encode_json_stream(obj)

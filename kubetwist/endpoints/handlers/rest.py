@@ -83,8 +83,9 @@ class ResourceHandlers:
                         self._custom_resource())
         if out.kind == "table" and obj.get("kind") != "Status":
             store = convertor_store or self.store
+            rv = (obj.get("metadata") or {}).get("resourceVersion")
             obj = tablelib.to_table(
-                [obj], store.strategy.table, None,
+                [obj], store.strategy.table, {"resourceVersion": rv} if rv else None,
                 opts.first(_query(request), "includeObject", "Metadata"), out.version,
             )
             write_object(request, code, obj, out.media, out.content_type)
