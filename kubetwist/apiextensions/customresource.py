@@ -551,6 +551,10 @@ class CRDGroupVersion(APIGroupVersion):
     """An L{APIGroupVersion} of custom resources: adds each resource's deprecation warning to
     every request, and carries what OpenAPI publication needs (C{openapi_revision})."""
 
+    #: served by the CRD handler, not a go-restful web service: unknown paths under it are
+    #: plain-text 404s
+    custom = True
+
     def __init__(self, group: str, version: str, revision: int = 0) -> None:
         super().__init__(group, version)
         self.warnings: dict[str, list[str]] = {}

@@ -91,8 +91,40 @@ def _accept_ranges(request: Any) -> Optional[list[codec.MediaType]]:
     ranges = codec.parse_accept(header.decode("latin-1"))
     # goautoneg orders the clauses: higher q first, then specific types before wildcards
     # (a stable insertion sort for the short lists clients send)
-    return sorted(ranges, key=lambda r: (r.type.split("/", 1)[0] == "*",
+    return sorted(ranges, key=lambda r: (-r.q, r.type.split("/", 1)[0] == "*",
                                          r.type.partition("/")[2] == "*"))
+
+
+#: What a built-in resource route produces besides the serializers' types: list and watch
+#: routes also the stream types (upstream's installer: C{allMediaTypes}).
+STREAMS = (f"{codec.JSON};stream=watch", f"{codec.PROTOBUF};stream=watch")
+
+
+def check_route_accept(request: Any, collection: bool = False) -> None:
+    """
+    go-restful's route selection for built-in resources and group-version discovery: some
+    C{Accept} range, parameters dropped, must be C{*/*} or exactly a type the route produces
+    (no other wildcards), else 406 before anything runs.
+
+    @param collection: a list/watch route (it also produces L{STREAMS}).
+    @raise StatusError: 406 C{NotAcceptable} C{406: Not Acceptable\n\nAvailable
+        representations: application/json, ...} with empty C{details} (upstream
+        C{NewGenericServerResponse} of go-restful's error).
+    """
+    header = request.getHeader(b"accept")
+    if not header:
+        return
+    produces = SERIALIZERS + STREAMS if collection else SERIALIZERS
+    bare = {p.split(";", 1)[0] for p in produces}
+    for part in header.decode("latin-1").split(","):
+        media = part.split(";", 1)[0].strip()
+        if media == "*/*" or media in bare:
+            return
+    err = errors.make_status(406, "NotAcceptable", "406: Not Acceptable\n\nAvailable "
+                             f"representations: {', '.join(produces)}")
+    err.status["details"] = {}
+    err.status["code"] = err.status.pop("code")
+    raise err
 
 
 def negotiate_media(request: Any, serializers: tuple[str, ...] = SERIALIZERS,
@@ -141,24 +173,67 @@ def negotiate_media(request: Any, serializers: tuple[str, ...] = SERIALIZERS,
 
 def negotiate(request: Any, allow_transform: bool = True, *, table: Optional[bool] = None,
               serializers: tuple[str, ...] = SERIALIZERS,
-              standard: Optional[tuple[str, ...]] = None) -> Output:
+              standard: Optional[tuple[str, ...]] = None, restful: bool = True,
+              collection: bool = False) -> Output:
     """
     Choose a resource endpoint's response form from C{Accept} (upstream
-    C{negotiation.NegotiateOutputMediaType} with the C{RequestScope} as restrictions).
+    C{negotiation.NegotiateOutputMediaType} with the C{RequestScope} as restrictions), after
+    go-restful's route check (L{check_route_accept}) for built-in resources.
 
     @param allow_transform: C{False} for endpoints without a C{TableConvertor} and whose
         handler cannot transform its result (subresources answering other kinds).
     @param table: overrides C{allow_transform} for C{as=Table} alone (C{False} for resources
         without a C{TableConvertor}: the reviews, whose C{as=PartialObjectMetadata} still works).
+    @param restful: a built-in resource's route (C{False} for custom resources, which the
+        CRD handler serves without go-restful).
+    @param collection: a list or watch request.
     @raise StatusError: 406 C{NotAcceptable} C{only the following media types are accepted:
-        application/json, application/yaml, application/vnd.kubernetes.protobuf}.
+        application/json, application/yaml, application/vnd.kubernetes.protobuf}, or
+        L{check_route_accept}'s.
     """
+    if restful:
+        check_route_accept(request, collection)
     out = negotiate_media(request, serializers,
                           table=allow_transform if table is None else table,
                           partial=allow_transform, standard=standard)
     if out is None:
         raise not_acceptable(serializers)
     return out
+
+
+#: The aggregated discovery document's versions (C{as=APIGroupDiscoveryList}).
+AGGREGATED_GROUP = "apidiscovery.k8s.io"
+AGGREGATED_VERSIONS = ("v2", "v2beta1")
+
+
+def negotiate_discovery(request: Any) -> Output:
+    """
+    The form of C{/api} and C{/apis} (upstream's discovery C{WrappedHandler} with
+    C{DiscoveryEndpointRestrictions}): the aggregated document (C{kind} C{aggregated},
+    C{version} its C{v=}, C{Content-Type} with the C{g}/C{v}/C{as} parameters) when the first
+    acceptable range asks for it, else the legacy document, in JSON, YAML or protobuf.
+
+    @raise StatusError: 406 C{NotAcceptable} C{only the following media types are accepted:
+        ...}.
+    """
+    ranges = _accept_ranges(request)
+    pretty = is_pretty(request)
+    if ranges is None:
+        return Output("object", codec.JSON, codec.JSON, pretty=pretty)
+    for r in ranges:
+        main, _, sub = r.type.partition("/")
+        for media in SERIALIZERS:
+            m_main, _, _ = media.partition("/")
+            if not (r.type == media or (main == m_main and sub == "*") or r.type == "*/*"):
+                continue
+            if r.as_kind or r.group or r.version:
+                if r.as_kind == "APIGroupDiscoveryList" and r.group == AGGREGATED_GROUP \
+                        and r.version in AGGREGATED_VERSIONS:
+                    return Output("aggregated", media, f"{media};g={AGGREGATED_GROUP};"
+                                  f"v={r.version};as=APIGroupDiscoveryList", r.version, pretty)
+                continue
+            return Output("object", media, media, pretty=pretty)
+    raise not_acceptable()
 
 
 def negotiate_error(request: Any, serializers: tuple[str, ...] = SERIALIZERS) -> Optional[Output]:

@@ -62,6 +62,13 @@ def write_object(request: Any, code: int, obj: Any, media_type: str = codec.JSON
     write_body(request, code, codec.encode(obj, media_type, pretty), content_type or media_type)
 
 
+def write_not_found_text(request: Any) -> None:
+    """Go's C{http.NotFound}: C{404 page not found} as plain text (paths no web service
+    claims: C{/nope}, C{/apis/<unknown group>}, unknown paths of custom resources)."""
+    request.setHeader(b"X-Content-Type-Options", b"nosniff")
+    write_body(request, 404, b"404 page not found\n", "text/plain; charset=utf-8")
+
+
 def write_raw_json(request: Any, code: int, obj: Any) -> None:
     """Upstream C{responsewriters.WriteRawJSON}: indented JSON, no trailing newline
     (C{/version}, and errors when no serializer could be negotiated)."""

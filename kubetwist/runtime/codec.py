@@ -45,6 +45,7 @@ class MediaType:
     group: str = ""
     version: str = ""
     stream: str = ""
+    q: float = 1.0
 
     def header(self) -> str:
         """The C{Content-Type} value for a response in this media type."""
@@ -54,7 +55,8 @@ class MediaType:
 
 
 def parse_accept(header: Optional[str]) -> list[MediaType]:
-    """Parse an C{Accept} header into media ranges, in the client's order (q ignored but 0)."""
+    """Parse an C{Accept} header into media ranges, in the client's order; C{q=0} ranges are
+    kept last (goautoneg parses them, and upstream's negotiation does not look at C{q})."""
     if not header:
         return [MediaType("*/*")]
     out: list[MediaType] = []
@@ -67,8 +69,10 @@ def parse_accept(header: Optional[str]) -> list[MediaType]:
         for f in fields[1:]:
             k, _, v = f.partition("=")
             params[k.strip().lower()] = v.strip().strip('"')
-        if params.get("q") in ("0", "0.0", "0.00", "0.000"):
-            continue
+        try:
+            q = float(params.get("q", "1"))
+        except ValueError:
+            q = 0.0
         out.append(
             MediaType(
                 fields[0].lower(),
@@ -76,9 +80,10 @@ def parse_accept(header: Optional[str]) -> list[MediaType]:
                 params.get("g", ""),
                 params.get("v", ""),
                 params.get("stream", ""),
+                q,
             )
         )
-    return out
+    return sorted(out, key=lambda r: r.q == 0)
 
 
 def content_type_of(header: Optional[str]) -> str:
@@ -167,20 +172,65 @@ def _typed_message(type_name: str, obj: Any, top: bool = False) -> Any:
     if not isinstance(obj, dict):
         return obj
     out: dict[str, Any] = {}
-    if top:
+    if top or type_name in _kind_types():
         # the embedded TypeMeta comes first
         if "kind" in obj:
             out["kind"] = obj["kind"]
         if "apiVersion" in obj:
             out["apiVersion"] = obj["apiVersion"]
-    for name, f in _field_order(type_name):
+    order = _field_order(type_name)
+    for name, f in order:
         if name in obj:
-            out[name] = _typed_value(f, obj[name])
+            value = obj[name]
+            if f.omitempty and _go_empty(f, value):
+                continue
+            out[name] = _typed_value(f, value)
     if len(out) != len(obj):
+        known = _field_names(type_name)
         for key, value in obj.items():
-            if key not in out:
+            if key not in out and key not in known:
                 out[key] = value
     return out
+
+
+_NAMES: dict[str, frozenset] = {}
+_KIND_TYPES: list[frozenset] = []
+
+
+def _field_names(type_name: str) -> frozenset:
+    names = _NAMES.get(type_name)
+    if names is None:
+        names = _NAMES[type_name] = frozenset(name for name, _ in _field_order(type_name))
+    return names
+
+
+def _kind_types() -> frozenset:
+    """Type names that embed C{TypeMeta} (the kinds)."""
+    if not _KIND_TYPES:
+        from kubetwist.runtime import types as typetables
+
+        _KIND_TYPES.append(frozenset(typetables.KINDS.values())
+                           | frozenset(typetables.PROTOBUF_KINDS.values())
+                           | {f"{typetables.meta_v1.PACKAGE}.{k}" for k in typetables.META_KINDS})
+    return _KIND_TYPES[0]
+
+
+def _go_empty(f: Any, value: Any) -> bool:
+    """Whether Go's C{omitempty} drops this value: nil pointers, empty strings, zero numbers,
+    false, empty slices and maps; never a struct (Time, Quantity, a message...)."""
+    from kubetwist.runtime.types import SCALARS
+
+    if f.pointer:
+        return value is None
+    if f.container:
+        return not value
+    if f.type in SCALARS:
+        return value is None or value == "" or value is False or (
+            value == 0 and not isinstance(value, str))
+    if f.type == "ExtraValue":
+        return not value
+    # structs (Time, Quantity, messages) are never empty to encoding/json
+    return False
 
 
 def go_order(obj: Any) -> Any:

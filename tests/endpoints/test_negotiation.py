@@ -70,6 +70,7 @@ class FakeRequest:
 
 
 def negotiate(accept: Optional[str], **kw: Any) -> negotiation.Output:
+    kw.setdefault("restful", False)
     return negotiation.negotiate(FakeRequest(accept), **kw)
 
 
@@ -90,6 +91,28 @@ class NegotiateTests(SynchronousTestCase):
             out = negotiate(accept)
             self.assertEqual((out.kind, out.media, out.content_type),
                              ("object", media, media), accept)
+
+    def test_route_check(self):
+        """go-restful's route check on built-in resources: exact types or */* only, with its
+        own message; list and watch routes also produce the stream types."""
+        go_restful = ("406: Not Acceptable\n\nAvailable representations: application/json, "
+                      "application/yaml, application/vnd.kubernetes.protobuf")
+        for accept in ("application/*", "text/html", "*/json", "application/protobuf"):
+            self.assertNotAcceptable(accept, go_restful, restful=True)
+        self.assertNotAcceptable(
+            "text/*", go_restful + ", application/json;stream=watch, "
+            "application/vnd.kubernetes.protobuf;stream=watch", restful=True, collection=True)
+        with self.assertRaises(errors.StatusError) as ctx:
+            negotiate("text/html", restful=True)
+        self.assertEqual(ctx.exception.status["details"], {})
+        for accept in (None, "*/*", "text/html, application/yaml", TABLE,
+                       "application/json;q=0", f"{PROTOBUF};stream=watch"):
+            negotiate(accept, restful=True)
+
+    def test_q_zero_still_matches(self):
+        """goautoneg keeps q=0 ranges, and the negotiation does not look at q."""
+        self.assertEqual(negotiate("application/json;q=0").media, codec.JSON)
+        self.assertEqual(negotiate("application/json;q=0, application/yaml").media, codec.YAML)
 
     def test_specific_before_wildcard(self):
         """goautoneg orders specific types before wildcards, whatever the client's order."""
@@ -316,3 +339,86 @@ class ResponseTests(KubeTestCase):
         self.assertTrue(body.startswith(b'{"kind":"ConfigMap","apiVersion":"v1","metadata":'
                                         b'{"name":"c","namespace":"default",'))
         self.assertIn(b'"labels":{"a":"2","z":"1"}', body)
+
+
+class NotFoundTests(KubeTestCase):
+    """Unknown paths: go-restful's JSON 404 under a built-in group's web service, Go's
+    C{http.NotFound} text elsewhere (kube-apiserver v1.32's answers)."""
+
+    JSON_404 = (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+                b'"the server could not find the requested resource","reason":"NotFound",'
+                b'"details":{},"code":404}\n')
+    TEXT_404 = b"404 page not found\n"
+
+    def test_paths(self):
+        crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": "widgets.example.com"},
+               "spec": {"group": "example.com", "scope": "Namespaced",
+                        "names": {"plural": "widgets", "kind": "Widget"},
+                        "versions": [{"name": "v1", "served": True, "storage": True,
+                                      "schema": {"openAPIV3Schema": {"type": "object"}}}]}}
+        code, _, _ = self.request("POST", "/apis/apiextensions.k8s.io/v1/"
+                                          "customresourcedefinitions", crd)
+        self.assertEqual(code, 201)
+        for _ in range(5):
+            self.clock.advance(0)
+        for path, body, ctype in [
+                ("/nope", self.TEXT_404, "text/plain; charset=utf-8"),
+                ("/apis/nope", self.TEXT_404, "text/plain; charset=utf-8"),
+                ("/apis/nope/v1/x", self.TEXT_404, "text/plain; charset=utf-8"),
+                ("/apis/example.com/nope", self.TEXT_404, "text/plain; charset=utf-8"),
+                ("/apis/example.com/v1/nopes", self.TEXT_404, "text/plain; charset=utf-8"),
+                ("/api/nope", self.JSON_404, "application/json"),
+                ("/api/v2", self.JSON_404, "application/json"),
+                ("/api/v1/nopes", self.JSON_404, "application/json"),
+                ("/apis/apps/nope", self.JSON_404, "application/json"),
+                ("/apis/apps/v2/deployments", self.JSON_404, "application/json"),
+                ("/apis/apps/v1/namespaces/default/nopes", self.JSON_404, "application/json"),
+                ("/apis/apiextensions.k8s.io/v1/nopes", self.JSON_404, "application/json"),
+                ("/apis/apiregistration.k8s.io/v1/nopes", self.JSON_404, "application/json")]:
+            code, _, response = self.request("GET", path)
+            got = self.successResultOf(response.content())
+            self.assertEqual((code, got, response.headers.getRawHeaders("content-type")),
+                             (404, body, [ctype]), path)
+
+
+class DiscoveryNegotiationTests(KubeTestCase):
+    """Discovery documents negotiate like upstream's: protobuf, YAML, the aggregated form
+    in any serializer, go-restful's 406 on /api and the group-version documents."""
+
+    def get(self, path: str, accept: str) -> tuple[int, bytes, str]:
+        code, _, response = self.request("GET", path, headers={"Accept": accept})
+        return (code, self.successResultOf(response.content()),
+                response.headers.getRawHeaders("content-type")[0])
+
+    def test_protobuf_documents(self):
+        for path, kind in [("/apis", "APIGroupList"), ("/apis/apps", "APIGroup"),
+                           ("/apis/apps/v1", "APIResourceList"), ("/api", "APIVersions"),
+                           ("/api/v1", "APIResourceList")]:
+            code, body, ctype = self.get(path, f"{PROTOBUF}, */*")
+            self.assertEqual((code, ctype), (200, PROTOBUF), path)
+            api_version, got_kind, raw, _, _ = pb.split_envelope(body)
+            self.assertEqual(got_kind, kind, path)
+            # /api and /api/v1 carry no apiVersion, as upstream writes them
+            self.assertEqual(api_version, "" if path.startswith("/api/") or path == "/api"
+                             else "v1", path)
+
+    def test_aggregated_protobuf(self):
+        accept = f"{PROTOBUF};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+        code, body, ctype = self.get("/apis", accept + ",application/json")
+        self.assertEqual((code, ctype), (200, accept))
+        doc = pb.decode(body)
+        self.assertEqual(doc["kind"], "APIGroupDiscoveryList")
+        self.assertIn("apps", [g["metadata"].get("name") for g in doc["items"]])
+
+    def test_not_acceptable(self):
+        """/api and group-versions are go-restful routes; /apis and /apis/<group> are not."""
+        go_restful = ("406: Not Acceptable\n\nAvailable representations: application/json, "
+                      "application/yaml, application/vnd.kubernetes.protobuf")
+        for path, message in [("/api", go_restful), ("/api/v1", go_restful),
+                              ("/apis/apps/v1", go_restful), ("/apis", ONLY),
+                              ("/apis/apps", ONLY)]:
+            code, body, _ = self.get(path, "text/html")
+            self.assertEqual((code, json.loads(body)["message"]), (406, message), path)
+        code, body, _ = self.get("/apis", "application/*")
+        self.assertEqual((code, json.loads(body)["kind"]), (200, "APIGroupList"))

@@ -103,12 +103,14 @@ class ResourceHandlers:
     def _custom_resource(self) -> bool:
         return self.custom
 
-    def negotiate(self, request: Any, table: bool = True) -> Output:
+    def negotiate(self, request: Any, table: bool = True, collection: bool = False) -> Output:
         """L{negotiate} with this resource's restrictions: custom resources answer JSON and
-        YAML only (protobuf only as C{PartialObjectMetadata[List]} or a C{Status})."""
+        YAML only (protobuf only as C{PartialObjectMetadata[List]} or a C{Status}) and have no
+        go-restful route check; C{collection} for list and watch."""
         if self.custom:
-            return negotiate(request, table=table, standard=(codec.JSON, codec.YAML))
-        return negotiate(request, table=table)
+            return negotiate(request, table=table, standard=(codec.JSON, codec.YAML),
+                             restful=False)
+        return negotiate(request, table=table, collection=collection)
 
     def decode_object(self, request: Any, body: bytes) -> dict:
         """
@@ -257,7 +259,7 @@ class ResourceHandlers:
         q = _query(request)
         if opts.bool_param(q, "watch"):
             return await self.watch(request, namespace)
-        out = self.negotiate(request)
+        out = self.negotiate(request, collection=True)
         options = opts.list_options(q, self.store.strategy)
         lst = await self.store.list(namespace, options)
         self._respond_list(request, lst, out)
@@ -296,7 +298,7 @@ class ResourceHandlers:
         list, then a watch from its resourceVersion) and minute bookmarks.
         """
         q = _query(request)
-        out = self.negotiate(request)
+        out = self.negotiate(request, collection=True)
         if out.media not in (codec.JSON, codec.PROTOBUF):
             # upstream NegotiateOutputMediaTypeStream: only JSON and protobuf stream
             raise errors.new_not_acceptable(

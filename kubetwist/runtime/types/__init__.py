@@ -44,6 +44,8 @@ from typing import Any
 
 from kubetwist.runtime.types import (
     admissionregistration_v1,
+    apidiscovery_v2,
+    apidiscovery_v2beta1,
     apiextensions_v1,
     apiregistration_v1,
     apps_v1,
@@ -92,7 +94,7 @@ _MODULES += (certificates_v1, admissionregistration_v1)
 _MODULES += (authentication_v1, authorization_v1)
 _MODULES += (core_v1_persistentvolume,)
 _MODULES += (events_v1,)
-_MODULES += (apiextensions_v1, apiregistration_v1)
+_MODULES += (apiextensions_v1, apiregistration_v1, apidiscovery_v2, apidiscovery_v2beta1)
 
 #: Package aliases usable in a type expression (C{meta.ObjectMeta}).
 ALIASES = {"meta": meta_v1.PACKAGE, "core": core_v1.PACKAGE}
@@ -248,6 +250,9 @@ def _build() -> tuple[dict[str, TypeDef], dict[tuple[str, str, str], str],
     for version in ("v1", "v1beta1"):
         for kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
             protobuf_kinds[("meta.k8s.io", version, kind)] = f"{meta_v1.PACKAGE}.{kind}"
+    # /api's APIVersions and /api/v1's APIResourceList are written without an apiVersion
+    for kind in ("APIVersions", "APIResourceList"):
+        protobuf_kinds[("", "", kind)] = f"{meta_v1.PACKAGE}.{kind}"
     return types, kinds, protobuf_kinds
 
 
