@@ -81,7 +81,11 @@ def is_pretty(request: Any) -> bool:
         if values and values[0]:
             return bool(_parse_bool(values[0]))
     agent = request.getHeader(b"user-agent") or b""
-    return agent.startswith((b"curl", b"Wget", b"Mozilla/5.0"))
+    if agent.startswith((b"curl", b"Wget", b"Mozilla/5.0")):
+        return True
+    # the Accept parameter pretty=1 (acceptMediaTypeOptions)
+    accept = request.getHeader(b"accept") or b""
+    return b"pretty=1" in accept.replace(b" ", b"")
 
 
 def _accept_ranges(request: Any) -> Optional[list[codec.MediaType]]:
@@ -150,7 +154,8 @@ def negotiate_media(request: Any, serializers: tuple[str, ...] = SERIALIZERS,
             m_main, _, m_sub = media.partition("/")
             if not (r.type == media or (main == m_main and sub == "*") or r.type == "*/*"):
                 continue
-            if r.stream and r.stream != "watch":
+            if r.stream and (r.stream != "watch" or media == codec.YAML):
+                # only JSON and protobuf have stream serializers
                 continue
             if r.as_kind or r.group or r.version:
                 if r.group != META_GROUP or r.version not in META_VERSIONS:

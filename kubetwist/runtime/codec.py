@@ -297,7 +297,8 @@ def encode(obj: Any, media_type: str, pretty: bool = False) -> bytes:
     C{pretty}), YAML or (built-in kinds) protobuf, by bare media type.
     """
     if media_type == YAML:
-        return encode_yaml(obj)
+        # upstream marshals the typed object to JSON first (omitempty applies), then YAML
+        return encode_yaml(go_order(obj))
     if media_type == PROTOBUF:
         from kubetwist.runtime import protobuf
 

@@ -216,7 +216,7 @@ def format_time(seconds: int, nanos: int = 0, micro: bool = False) -> str | None
     try:
         t = _EPOCH + timedelta(seconds=seconds)
     except OverflowError:
-        raise ProtobufError("Time.MarshalJSON: year outside of range [0,9999]")
+        raise ProtobufError("Time.MarshalJSON: year outside of range [0,9999]") from None
     text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
     if micro:
         return text + f".{nanos // 1000:06d}Z"
@@ -410,7 +410,7 @@ def _decode_special(type_name: str, data: bytes | None) -> Any:
         try:
             return json.loads(raw)
         except ValueError as e:
-            raise ProtobufError(f"{type_name}: invalid JSON: {e}")
+            raise ProtobufError(f"{type_name}: invalid JSON: {e}") from None
     if type_name in _SCHEMA_UNIONS:
         return _decode_schema_union(type_name, data or b"")
     raise AssertionError(type_name)
@@ -651,7 +651,7 @@ def decode(body: bytes, default_gvk: tuple[str, str, str] | None = None) -> dict
     try:
         api_version, kind, raw, _, _ = split_envelope(body)
     except ProtobufError as e:
-        raise ProtobufDecodeError(str(e), None, body, target)
+        raise ProtobufDecodeError(str(e), None, body, target) from None
     group, version = _parse_api_version(api_version)
     if default_gvk is not None:
         if not kind:
@@ -673,9 +673,9 @@ def decode(body: bytes, default_gvk: tuple[str, str, str] | None = None) -> dict
     try:
         fields = decode_message(type_name, raw or b"")
     except ProtobufError as e:
-        raise ProtobufDecodeError(str(e), gvk, body, target)
+        raise ProtobufDecodeError(str(e), gvk, body, target) from None
     except RecursionError:
-        raise ProtobufDecodeError("proto: message nested too deeply", gvk, body, target)
+        raise ProtobufDecodeError("proto: message nested too deeply", gvk, body, target) from None
     out: dict[str, Any] = {"kind": kind, "apiVersion": f"{group}/{version}" if group else version}
     out.update(fields)
     return out

@@ -109,6 +109,16 @@ class NegotiateTests(SynchronousTestCase):
                        "application/json;q=0", f"{PROTOBUF};stream=watch"):
             negotiate(accept, restful=True)
 
+    def test_stream_parameter(self):
+        """stream=watch needs a stream serializer (JSON, protobuf); other streams none."""
+        self.assertEqual(negotiate("application/json;stream=watch").media, codec.JSON)
+        self.assertNotAcceptable("application/yaml;stream=watch")
+        self.assertNotAcceptable("application/json;stream=foo")
+
+    def test_pretty_parameter(self):
+        self.assertTrue(negotiation.is_pretty(FakeRequest("application/json;pretty=1")))
+        self.assertFalse(negotiation.is_pretty(FakeRequest("application/json")))
+
     def test_q_zero_still_matches(self):
         """goautoneg keeps q=0 ranges, and the negotiation does not look at q."""
         self.assertEqual(negotiate("application/json;q=0").media, codec.JSON)

@@ -73,7 +73,7 @@ def assert_contains(case: SynchronousTestCase, expected: Any, actual: Any, path:
             assert_contains(case, value, actual[key], f"{path}.{key}")
     elif isinstance(expected, list):
         case.assertEqual(len(expected), len(actual or ()), path)
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        for i, (e, a) in enumerate(zip(expected, actual or (), strict=True)):
             assert_contains(case, e, a, f"{path}[{i}]")
     else:
         case.assertEqual(expected, actual, path)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import random
-from dataclasses import dataclass
 from typing import Any, Optional
 
 from twisted.internet.task import LoopingCall
