@@ -115,49 +115,140 @@ def go_escape(data: bytes) -> bytes:
 
 # --- Go's field order ---------------------------------------------------------------------
 
-_ORDERS: dict[str, tuple[tuple[str, Any], ...]] = {}
+#: type name -> ({json name: (position, action, sub type, omit)}, embeds TypeMeta)
+_PLANS: dict[str, tuple[dict[str, tuple[int, int, str, int]], bool]] = {}
+_TABLES: list = []
+
+# what to do with a field's value
+_COPY, _MSG, _LIST, _MAP_MSG, _MAP, _RAW, _JSON = range(7)
+# omitempty: keep; nil pointer; empty slice/map; zero scalar
+_KEEP, _PTR, _EMPTY, _SCALAR = range(4)
 
 
-def _field_order(type_name: str) -> tuple[tuple[str, Any], ...]:
-    """C{(json_name, FieldDef)} of a message type in Go's JSON order, inline structs'
-    fields promoted in place."""
-    order = _ORDERS.get(type_name)
-    if order is None:
+def _tables() -> tuple[Any, frozenset]:
+    if not _TABLES:
         from kubetwist.runtime import types as typetables
 
-        out: list[tuple[str, Any]] = []
-        for f in typetables.TYPES[type_name].fields:
+        kinds = (frozenset(typetables.KINDS.values())
+                 | frozenset(typetables.PROTOBUF_KINDS.values())
+                 | {f"{typetables.meta_v1.PACKAGE}.{k}" for k in typetables.META_KINDS})
+        _TABLES.append((typetables, kinds))
+    return _TABLES[0]
+
+
+def _plan(type_name: str) -> tuple[dict[str, tuple[int, int, str, int]], bool]:
+    """How to order one message type: its fields in Go's JSON order (inline structs'
+    fields promoted in place), what each value needs, and C{omitempty}'s rule."""
+    typetables, kinds = _tables()
+    fields: list[tuple[str, int, str, int]] = []
+
+    def add(name: str) -> None:
+        for f in typetables.TYPES[name].fields:
             if f.inline and f.type in typetables.TYPES:
-                out.extend(_field_order(f.type))
+                add(f.type)
+                continue
+            message = f.type in typetables.TYPES
+            if f.container == "map":
+                action = _MAP_MSG if message else _MAP
+            elif f.container == "list":
+                action = _LIST if message else _COPY
+            elif message:
+                action = _MSG
+            elif f.type == "RawExtension":
+                action = _RAW
+            elif f.type == "JSON":
+                # apiextensions' JSON holds json.Marshal's bytes of an interface{}: keys sorted
+                action = _JSON
             else:
-                out.append((f.json_name, f))
-        order = _ORDERS[type_name] = tuple(out)
-    return order
+                action = _COPY
+            if not f.omitempty:
+                omit = _KEEP
+            elif f.pointer:
+                omit = _PTR
+            elif f.container or f.type == "ExtraValue":
+                omit = _EMPTY
+            elif f.type in typetables.SCALARS:
+                omit = _SCALAR
+            else:
+                # structs (Time, Quantity, messages) are never empty to encoding/json
+                omit = _KEEP
+            fields.append((f.json_name, action, f.type, omit))
+
+    add(type_name)
+    index = {name: (pos, action, sub, omit)
+             for pos, (name, action, sub, omit) in enumerate(fields)}
+    plan = _PLANS[type_name] = (index, type_name in kinds)
+    return plan
 
 
-def _typed_value(f: Any, value: Any) -> Any:
-    from kubetwist.runtime.types import TYPES
-
-    if value is None:
-        return None
-    if f.container == "map":
-        if not isinstance(value, dict):
-            return value
-        if f.type in TYPES:
-            return {k: _typed_message(f.type, value[k]) for k in sorted(value)}
-        return {k: value[k] for k in sorted(value)}
-    if f.container == "list":
-        if not isinstance(value, list) or f.type not in TYPES:
-            return value
-        return [_typed_message(f.type, item) for item in value]
-    if f.type in TYPES:
-        return _typed_message(f.type, value)
-    if f.type == "RawExtension":
-        return go_order(value)
-    if f.type == "JSON":
-        # apiextensions' JSON holds json.Marshal's bytes of an interface{}: keys sorted
-        return _sorted_keys(value)
-    return value
+def _message(type_name: str, obj: Any, top: bool = False) -> Any:
+    if obj.__class__ is not dict:
+        return obj
+    index, is_kind = _PLANS.get(type_name) or _plan(type_name)
+    get = index.get
+    known = []
+    unknown = None
+    head = None
+    last = -1
+    ordered = True
+    for key, value in obj.items():
+        entry = get(key)
+        if entry is None:
+            if (top or is_kind) and (key == "kind" or key == "apiVersion"):
+                if head is None:
+                    head = {}
+                head[key] = value
+            else:
+                if unknown is None:
+                    unknown = []
+                unknown.append((key, value))
+            continue
+        pos, action, sub, omit = entry
+        if omit:
+            if omit == _PTR:
+                if value is None:
+                    continue
+            elif omit == _EMPTY:
+                if not value:
+                    continue
+            elif value is None or value == "" or value is False or (
+                    value == 0 and value.__class__ is not str):
+                continue
+        if action and value is not None:
+            if action == _MSG:
+                value = _message(sub, value)
+            elif action == _LIST:
+                if value.__class__ is list:
+                    value = [_message(sub, item) for item in value]
+            elif action == _MAP_MSG:
+                if value.__class__ is dict:
+                    value = {k: _message(sub, value[k]) for k in sorted(value)}
+            elif action == _MAP:
+                if value.__class__ is dict:
+                    value = {k: value[k] for k in sorted(value)}
+            elif action == _RAW:
+                value = go_order(value)
+            else:
+                value = _sorted_keys(value)
+        if pos < last:
+            ordered = False
+        last = pos
+        known.append((pos, key, value))
+    out: dict[str, Any] = {}
+    if head is not None:
+        # the embedded TypeMeta comes first
+        if "kind" in head:
+            out["kind"] = head["kind"]
+        if "apiVersion" in head:
+            out["apiVersion"] = head["apiVersion"]
+    if not ordered:
+        known.sort()
+    for _, key, value in known:
+        out[key] = value
+    if unknown is not None:
+        for key, value in unknown:
+            out[key] = value
+    return out
 
 
 def _sorted_keys(value: Any) -> Any:
@@ -168,91 +259,26 @@ def _sorted_keys(value: Any) -> Any:
     return value
 
 
-def _typed_message(type_name: str, obj: Any, top: bool = False) -> Any:
-    if not isinstance(obj, dict):
-        return obj
-    out: dict[str, Any] = {}
-    if top or type_name in _kind_types():
-        # the embedded TypeMeta comes first
-        if "kind" in obj:
-            out["kind"] = obj["kind"]
-        if "apiVersion" in obj:
-            out["apiVersion"] = obj["apiVersion"]
-    order = _field_order(type_name)
-    for name, f in order:
-        if name in obj:
-            value = obj[name]
-            if f.omitempty and _go_empty(f, value):
-                continue
-            out[name] = _typed_value(f, value)
-    if len(out) != len(obj):
-        known = _field_names(type_name)
-        for key, value in obj.items():
-            if key not in out and key not in known:
-                out[key] = value
-    return out
-
-
-_NAMES: dict[str, frozenset] = {}
-_KIND_TYPES: list[frozenset] = []
-
-
-def _field_names(type_name: str) -> frozenset:
-    names = _NAMES.get(type_name)
-    if names is None:
-        names = _NAMES[type_name] = frozenset(name for name, _ in _field_order(type_name))
-    return names
-
-
-def _kind_types() -> frozenset:
-    """Type names that embed C{TypeMeta} (the kinds)."""
-    if not _KIND_TYPES:
-        from kubetwist.runtime import types as typetables
-
-        _KIND_TYPES.append(frozenset(typetables.KINDS.values())
-                           | frozenset(typetables.PROTOBUF_KINDS.values())
-                           | {f"{typetables.meta_v1.PACKAGE}.{k}" for k in typetables.META_KINDS})
-    return _KIND_TYPES[0]
-
-
-def _go_empty(f: Any, value: Any) -> bool:
-    """Whether Go's C{omitempty} drops this value: nil pointers, empty strings, zero numbers,
-    false, empty slices and maps; never a struct (Time, Quantity, a message...)."""
-    from kubetwist.runtime.types import SCALARS
-
-    if f.pointer:
-        return value is None
-    if f.container:
-        return not value
-    if f.type in SCALARS:
-        return value is None or value == "" or value is False or (
-            value == 0 and not isinstance(value, str))
-    if f.type == "ExtraValue":
-        return not value
-    # structs (Time, Quantity, messages) are never empty to encoding/json
-    return False
-
-
 def go_order(obj: Any) -> Any:
     """
-    C{obj} with its keys in the order Go's C{encoding/json} writes the typed object: C{kind},
-    C{apiVersion}, then the struct fields in declaration order (from the type tables), map
-    keys sorted; kinds without tables and keys unknown to them keep their order (after the
-    known ones).  Values are shared, not copied.
+    C{obj} as Go's C{encoding/json} writes the typed object: C{kind}, C{apiVersion}, then the
+    struct fields in declaration order (from the type tables), map keys sorted, and the
+    C{omitempty} fields holding Go's zero value (C{""}, C{0}, C{false}, nil, empty slices and
+    maps; never structs) left out.  Kinds without tables, and keys unknown to the tables, keep
+    their order (after the known ones).  Values are shared, not copied.
     """
-    if not isinstance(obj, dict):
+    if obj.__class__ is not dict:
         return obj
-    from kubetwist.runtime.types import lookup_kind
-
     api_version = obj.get("apiVersion")
     kind = obj.get("kind")
-    if not isinstance(api_version, str) or not isinstance(kind, str):
+    if api_version.__class__ is not str or kind.__class__ is not str:
         return obj
+    typetables, _ = _tables()
     group, _, version = api_version.rpartition("/")
-    type_name = lookup_kind(group, version, kind, protobuf=True)
+    type_name = typetables.lookup_kind(group, version, kind, protobuf=True)
     if type_name is None:
         return obj
-    return _typed_message(type_name, obj, top=True)
+    return _message(type_name, obj, top=True)
 
 
 def encode_json_stream(obj: Any) -> bytes:
