@@ -409,6 +409,9 @@ class CustomResourceHandlers(ResourceHandlers):
     @ivar terminating: C{() -> bool}: the CRD is being deleted (creates are forbidden).
     """
 
+    #: served from a CRD: JSON and YAML only, objects are C{*unstructured.Unstructured}
+    custom = True
+
     def __init__(self, store: Store, subresources: dict[str, Any], admission: Any, clock: Any,
                  cr: CRVersion, terminating: Callable[[], bool],
                  min_request_timeout: int = 1800) -> None:
@@ -497,6 +500,10 @@ def _terminating_forbidden(spec: ResourceSpec, name: str) -> errors.StatusError:
 class CRDGroupVersion(APIGroupVersion):
     """An L{APIGroupVersion} of custom resources: adds each resource's deprecation warning to
     every request, and carries what OpenAPI publication needs (C{openapi_revision})."""
+
+    #: served by the CRD handler, not a go-restful web service: unknown paths under it are
+    #: plain-text 404s
+    custom = True
 
     def __init__(self, group: str, version: str, revision: int = 0) -> None:
         super().__init__(group, version)

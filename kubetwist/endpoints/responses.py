@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 from twisted.internet.defer import CancelledError, ensureDeferred
 from twisted.logger import Logger
 
+from kubetwist.endpoints import negotiation
 from kubetwist.runtime import codec, errors
 
 log = Logger()
@@ -48,24 +49,73 @@ def write_body(request: Any, code: int, body: bytes, content_type: str) -> None:
 
 def write_object(request: Any, code: int, obj: Any, media_type: str = codec.JSON,
                  content_type: Optional[str] = None) -> None:
-    """Encode C{obj} as C{media_type} (JSON, YAML, or protobuf where the kind has a protobuf
-    definition, else JSON) and write it with C{code}."""
+    """
+    Encode C{obj} as C{media_type} and write it with C{code}: JSON as Go's C{json.Encoder}
+    writes it (one line ending in C{\\n}), or indented without the newline when the request
+    asks for pretty output (L{negotiation.is_pretty}); YAML; protobuf where the kind has a
+    protobuf definition, else JSON (upstream C{WriteObjectNegotiated}).
+    """
     if media_type == codec.PROTOBUF:
         from kubetwist.runtime import protobuf
 
         group, _, version = (obj.get("apiVersion") or "").rpartition("/")
         if not protobuf.can_encode(group, version, obj.get("kind", "")):
             media_type, content_type = codec.JSON, None
-    write_body(request, code, codec.encode(obj, media_type), content_type or media_type)
+    pretty = media_type == codec.JSON and negotiation.is_pretty(request)
+    write_body(request, code, codec.encode(obj, media_type, pretty), content_type or media_type)
+
+
+def write_not_found_text(request: Any) -> None:
+    """Go's C{http.NotFound}: C{404 page not found} as plain text (paths no web service
+    claims: C{/nope}, C{/apis/<unknown group>}, unknown paths of custom resources)."""
+    request.setHeader(b"X-Content-Type-Options", b"nosniff")
+    write_body(request, 404, b"404 page not found\n", "text/plain; charset=utf-8")
+
+
+def write_raw_json(request: Any, code: int, obj: Any) -> None:
+    """Upstream C{responsewriters.WriteRawJSON}: indented JSON, no trailing newline
+    (C{/version}, and errors when no serializer could be negotiated)."""
+    write_body(request, code, codec.encode_json_indent(obj), codec.JSON)
+
+
+def watch_content_type(media_type: str) -> str:
+    """The C{Content-Type} of a watch stream: C{application/json} (upstream writes the JSON
+    stream serializer's plain type) or C{application/vnd.kubernetes.protobuf;stream=watch}."""
+    if media_type == codec.PROTOBUF:
+        return f"{codec.PROTOBUF};stream=watch"
+    return codec.JSON
+
+
+def encode_watch_event(ev_type: str, obj: dict, media_type: str = codec.JSON) -> bytes:
+    """
+    One frame of a watch stream (upstream C{WatchServer} with the stream serializer's framer):
+    JSON C{{"type":...,"object":...}} as one line; protobuf as a 4-byte big-endian length and
+    a C{WatchEvent} message (no envelope) whose C{object.raw} is the object's own enveloped
+    protobuf body.  An object without a protobuf form (an C{ERROR}'s Status always has one)
+    is embedded as JSON, as a C{RawExtension} holds it.
+    """
+    if media_type == codec.PROTOBUF:
+        from kubetwist.runtime import protobuf
+
+        return protobuf.encode_watch_frame(ev_type, obj)
+    return codec.encode_json_stream({"type": ev_type, "object": codec.go_order(obj)})
 
 
 def write_status_error(request: Any, err: errors.StatusError) -> None:
-    """Write a failure C{Status}; for 429/503/504 with a retry hint, a C{Retry-After} header."""
+    """
+    Write a failure C{Status} in the form the request accepts without transforms (upstream
+    C{ErrorNegotiated}: JSON, YAML or protobuf; indented JSON when none is acceptable, e.g. for
+    C{Accept: application/json;as=Table;...} alone); for 429/503/504 with a retry hint, a
+    C{Retry-After} header.
+    """
     retry = (err.status.get("details") or {}).get("retryAfterSeconds")
     if retry:
         request.setHeader(b"Retry-After", str(retry).encode())
-    media = getattr(request, "kube_error_media", codec.JSON)
-    write_object(request, err.code, err.status, media)
+    out = negotiation.negotiate_error(request)
+    if out is None:
+        write_raw_json(request, err.code, err.status)
+        return
+    write_object(request, err.code, err.status, out.media)
 
 
 def funnel(handler: Callable[..., Any]) -> Callable[..., Any]:

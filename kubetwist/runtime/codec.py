@@ -45,6 +45,7 @@ class MediaType:
     group: str = ""
     version: str = ""
     stream: str = ""
+    q: float = 1.0
 
     def header(self) -> str:
         """The C{Content-Type} value for a response in this media type."""
@@ -54,7 +55,8 @@ class MediaType:
 
 
 def parse_accept(header: Optional[str]) -> list[MediaType]:
-    """Parse an C{Accept} header into media ranges, in the client's order (q ignored but 0)."""
+    """Parse an C{Accept} header into media ranges, in the client's order; C{q=0} ranges are
+    kept last (goautoneg parses them, and upstream's negotiation does not look at C{q})."""
     if not header:
         return [MediaType("*/*")]
     out: list[MediaType] = []
@@ -67,8 +69,10 @@ def parse_accept(header: Optional[str]) -> list[MediaType]:
         for f in fields[1:]:
             k, _, v = f.partition("=")
             params[k.strip().lower()] = v.strip().strip('"')
-        if params.get("q") in ("0", "0.0", "0.00", "0.000"):
-            continue
+        try:
+            q = float(params.get("q", "1"))
+        except ValueError:
+            q = 0.0
         out.append(
             MediaType(
                 fields[0].lower(),
@@ -76,9 +80,10 @@ def parse_accept(header: Optional[str]) -> list[MediaType]:
                 params.get("g", ""),
                 params.get("v", ""),
                 params.get("stream", ""),
+                q,
             )
         )
-    return out
+    return sorted(out, key=lambda r: r.q == 0)
 
 
 def content_type_of(header: Optional[str]) -> str:
@@ -89,8 +94,209 @@ def content_type_of(header: Optional[str]) -> str:
 
 
 def encode_json(obj: Any) -> bytes:
-    """Compact JSON, as kube-apiserver writes it."""
+    """Compact JSON without a trailing newline (for internal use: patches, hashes)."""
     return orjson.dumps(obj)
+
+
+#: Go's C{encoding/json} escapes these inside strings (C{SetEscapeHTML(true)}, the default, and
+#: always U+2028/U+2029); in JSON text they can only occur inside strings.
+_GO_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
+               ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
+
+
+def go_escape(data: bytes) -> bytes:
+    """Escape C{<}, C{>}, C{&}, U+2028 and U+2029 in JSON text as Go's encoder does
+    (C{\\u003c} ...)."""
+    for raw, escaped in _GO_ESCAPES:
+        if raw in data:
+            data = data.replace(raw, escaped)
+    return data
+
+
+# --- Go's field order ---------------------------------------------------------------------
+
+#: type name -> ({json name: (position, action, sub type, omit)}, embeds TypeMeta)
+_PLANS: dict[str, tuple[dict[str, tuple[int, int, str, int]], bool]] = {}
+_TABLES: list = []
+
+# what to do with a field's value
+_COPY, _MSG, _LIST, _MAP_MSG, _MAP, _RAW, _JSON = range(7)
+# omitempty: keep; nil pointer; empty slice/map; zero scalar
+_KEEP, _PTR, _EMPTY, _SCALAR = range(4)
+
+
+def _tables() -> tuple[Any, frozenset]:
+    if not _TABLES:
+        from kubetwist.runtime import types as typetables
+
+        kinds = (frozenset(typetables.KINDS.values())
+                 | frozenset(typetables.PROTOBUF_KINDS.values())
+                 | {f"{typetables.meta_v1.PACKAGE}.{k}" for k in typetables.META_KINDS})
+        _TABLES.append((typetables, kinds))
+    return _TABLES[0]
+
+
+def _plan(type_name: str) -> tuple[dict[str, tuple[int, int, str, int]], bool]:
+    """How to order one message type: its fields in Go's JSON order (inline structs'
+    fields promoted in place), what each value needs, and C{omitempty}'s rule."""
+    typetables, kinds = _tables()
+    fields: list[tuple[str, int, str, int]] = []
+
+    def add(name: str) -> None:
+        for f in typetables.TYPES[name].fields:
+            if f.inline and f.type in typetables.TYPES:
+                add(f.type)
+                continue
+            message = f.type in typetables.TYPES
+            if f.container == "map":
+                action = _MAP_MSG if message else _MAP
+            elif f.container == "list":
+                action = _LIST if message else _COPY
+            elif message:
+                action = _MSG
+            elif f.type == "RawExtension":
+                action = _RAW
+            elif f.type == "JSON":
+                # apiextensions' JSON holds json.Marshal's bytes of an interface{}: keys sorted
+                action = _JSON
+            else:
+                action = _COPY
+            if not f.omitempty:
+                omit = _KEEP
+            elif f.pointer:
+                omit = _PTR
+            elif f.container or f.type == "ExtraValue":
+                omit = _EMPTY
+            elif f.type in typetables.SCALARS:
+                omit = _SCALAR
+            else:
+                # structs (Time, Quantity, messages) are never empty to encoding/json
+                omit = _KEEP
+            fields.append((f.json_name, action, f.type, omit))
+
+    add(type_name)
+    index = {name: (pos, action, sub, omit)
+             for pos, (name, action, sub, omit) in enumerate(fields)}
+    plan = _PLANS[type_name] = (index, type_name in kinds)
+    return plan
+
+
+def _message(type_name: str, obj: Any, top: bool = False) -> Any:
+    if obj.__class__ is not dict:
+        return obj
+    index, is_kind = _PLANS.get(type_name) or _plan(type_name)
+    get = index.get
+    known = []
+    unknown = None
+    head = None
+    last = -1
+    ordered = True
+    for key, value in obj.items():
+        entry = get(key)
+        if entry is None:
+            if (top or is_kind) and (key == "kind" or key == "apiVersion"):
+                if head is None:
+                    head = {}
+                head[key] = value
+            else:
+                if unknown is None:
+                    unknown = []
+                unknown.append((key, value))
+            continue
+        pos, action, sub, omit = entry
+        if omit:
+            if omit == _PTR:
+                if value is None:
+                    continue
+            elif omit == _EMPTY:
+                if not value:
+                    continue
+            elif value is None or value == "" or value is False or (
+                    value == 0 and value.__class__ is not str):
+                continue
+        if action and value is not None:
+            if action == _MSG:
+                value = _message(sub, value)
+            elif action == _LIST:
+                if value.__class__ is list:
+                    value = [_message(sub, item) for item in value]
+            elif action == _MAP_MSG:
+                if value.__class__ is dict:
+                    value = {k: _message(sub, value[k]) for k in sorted(value)}
+            elif action == _MAP:
+                if value.__class__ is dict:
+                    value = {k: value[k] for k in sorted(value)}
+            elif action == _RAW:
+                value = go_order(value)
+            else:
+                value = _sorted_keys(value)
+        if pos < last:
+            ordered = False
+        last = pos
+        known.append((pos, key, value))
+    out: dict[str, Any] = {}
+    if head is not None:
+        # the embedded TypeMeta comes first
+        if "kind" in head:
+            out["kind"] = head["kind"]
+        if "apiVersion" in head:
+            out["apiVersion"] = head["apiVersion"]
+    if not ordered:
+        known.sort()
+    for _, key, value in known:
+        out[key] = value
+    if unknown is not None:
+        for key, value in unknown:
+            out[key] = value
+    return out
+
+
+def _sorted_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
+    return value
+
+
+def go_order(obj: Any) -> Any:
+    """
+    C{obj} as Go's C{encoding/json} writes the typed object: C{kind}, C{apiVersion}, then the
+    struct fields in declaration order (from the type tables), map keys sorted, and the
+    C{omitempty} fields holding Go's zero value (C{""}, C{0}, C{false}, nil, empty slices and
+    maps; never structs) left out.  Kinds without tables, and keys unknown to the tables, keep
+    their order (after the known ones).  Values are shared, not copied.
+    """
+    if obj.__class__ is not dict:
+        return obj
+    api_version = obj.get("apiVersion")
+    kind = obj.get("kind")
+    if api_version.__class__ is not str or kind.__class__ is not str:
+        return obj
+    typetables, _ = _tables()
+    group, _, version = api_version.rpartition("/")
+    type_name = typetables.lookup_kind(group, version, kind, protobuf=True)
+    if type_name is None:
+        return obj
+    return _message(type_name, obj, top=True)
+
+
+def encode_json_stream(obj: Any) -> bytes:
+    """
+    One JSON value as upstream's JSON serializer writes it: Go's C{json.Encoder.Encode}, compact,
+    HTML characters escaped, followed by a newline (every JSON response body and every watch
+    event line ends with C{\\n}).
+    """
+    return go_escape(orjson.dumps(obj)) + b"\n"
+
+
+def encode_json_indent(obj: Any) -> bytes:
+    """
+    Go's C{json.MarshalIndent(obj, "", "  ")}: the pretty serializer (C{?pretty=1}, curl/Wget/
+    browser user agents) and C{responsewriters.WriteRawJSON} (C{/version}, errors no serializer
+    was negotiated for); no trailing newline.
+    """
+    return go_escape(orjson.dumps(obj, option=orjson.OPT_INDENT_2))
 
 
 class _Dumper(yaml.SafeDumper):
@@ -111,15 +317,22 @@ def encode_yaml(obj: Any) -> bytes:
     return yaml.dump(obj, Dumper=_Dumper, default_flow_style=False, sort_keys=True).encode()
 
 
-def encode(obj: Any, media_type: str) -> bytes:
-    """Encode C{obj} as JSON, YAML or (built-in kinds) protobuf, by bare media type."""
+def encode(obj: Any, media_type: str, pretty: bool = False) -> bytes:
+    """
+    Encode C{obj} as a response body: JSON (L{encode_json_stream}, or L{encode_json_indent} when
+    C{pretty}), YAML or (built-in kinds) protobuf, by bare media type.
+    """
     if media_type == YAML:
-        return encode_yaml(obj)
+        # upstream marshals the typed object to JSON first (omitempty applies), then YAML
+        return encode_yaml(go_order(obj))
     if media_type == PROTOBUF:
         from kubetwist.runtime import protobuf
 
         return protobuf.encode(obj)
-    return encode_json(obj)
+    obj = go_order(obj)
+    if pretty:
+        return encode_json_indent(obj)
+    return encode_json_stream(obj)
 
 
 class _Loader(yaml.SafeLoader):

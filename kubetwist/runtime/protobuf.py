@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubetwist.runtime import errors
+from kubetwist.runtime.codec import go_escape
 from kubetwist.runtime.errors import StatusError
 from kubetwist.runtime.types import (
     SPECIALS,
@@ -215,7 +216,7 @@ def format_time(seconds: int, nanos: int = 0, micro: bool = False) -> str | None
     try:
         t = _EPOCH + timedelta(seconds=seconds)
     except OverflowError:
-        raise ProtobufError("Time.MarshalJSON: year outside of range [0,9999]")
+        raise ProtobufError("Time.MarshalJSON: year outside of range [0,9999]") from None
     text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
     if micro:
         return text + f".{nanos // 1000:06d}Z"
@@ -309,7 +310,11 @@ def _decode_scalar(type_name: str, wire: int, value: Any) -> Any:
     if type_name == "bool":
         return value != 0
     if type_name == "double":
-        return struct.unpack("<d", value.to_bytes(8, "little"))[0]
+        number = struct.unpack("<d", value.to_bytes(8, "little"))[0]
+        # Go's encoder prints an integral float64 without a fraction (5, not 5.0)
+        if number.is_integer() and abs(number) < 1e21:
+            return int(number)
+        return number
     raise AssertionError(type_name)
 
 
@@ -396,17 +401,61 @@ def _decode_special(type_name: str, data: bytes | None) -> Any:
                  for number, wire, value in iter_fields(data or b"", "ExtraValue")
                  if number == 1 and wire == 2]
         return items or None
-    if type_name in ("RawExtension", "FieldsV1"):
+    if type_name in ("RawExtension", "FieldsV1", "JSON"):
         raw = _raw_field(data or b"", type_name)
         if not raw:
             return None
-        if raw.startswith(MAGIC):
+        if raw.startswith(MAGIC) and type_name == "RawExtension":
             return decode(raw)
         try:
             return json.loads(raw)
         except ValueError as e:
-            raise ProtobufError(f"{type_name}: invalid JSON: {e}")
+            raise ProtobufError(f"{type_name}: invalid JSON: {e}") from None
+    if type_name in _SCHEMA_UNIONS:
+        return _decode_schema_union(type_name, data or b"")
     raise AssertionError(type_name)
+
+
+#: C{JSONSchemaProps} of apiextensions.k8s.io/v1, inside the C{JSONSchemaPropsOr*} unions.
+_SCHEMA = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps"
+#: The unions' field numbers: C{(schema, other)}; C{other} is the repeated schemas (OrArray),
+#: the bool C{allows} (OrBool) or the repeated strings C{property} (OrStringArray).
+_SCHEMA_UNIONS = {
+    "JSONSchemaPropsOrArray": (1, 2),
+    "JSONSchemaPropsOrBool": (2, 1),
+    "JSONSchemaPropsOrStringArray": (1, 2),
+}
+
+
+def _decode_schema_union(type_name: str, data: bytes) -> Any:
+    """The JSON value of a C{JSONSchemaPropsOr*} message, as its C{MarshalJSON} (upstream
+    C{apiextensions/v1/marshal.go}) writes it."""
+    schema_number, other_number = _SCHEMA_UNIONS[type_name]
+    schema = None
+    others: list = []
+    allows = False
+    for number, wire, value in iter_fields(data, type_name):
+        if number == schema_number and wire == 2:
+            schema = value
+        elif number == other_number:
+            if type_name == "JSONSchemaPropsOrBool":
+                if wire != 0:
+                    raise ProtobufError(f"proto: wrong wireType = {wire} for field Allows")
+                allows = value != 0
+            elif wire == 2:
+                others.append(value)
+            else:
+                raise ProtobufError(f"proto: wrong wireType = {wire} for field "
+                                    f"{'JSONSchemas' if other_number == 2 else 'Property'}")
+    if type_name == "JSONSchemaPropsOrArray":
+        if others:
+            return [decode_message(_SCHEMA, v) for v in others]
+        return decode_message(_SCHEMA, schema) if schema is not None else None
+    if type_name == "JSONSchemaPropsOrBool":
+        return decode_message(_SCHEMA, schema) if schema is not None else allows
+    if others:
+        return [v.decode("utf-8", "replace") for v in others]
+    return decode_message(_SCHEMA, schema) if schema is not None else None
 
 
 def _check_wire(f: FieldDef, wire: int, owner: str) -> None:
@@ -602,7 +651,7 @@ def decode(body: bytes, default_gvk: tuple[str, str, str] | None = None) -> dict
     try:
         api_version, kind, raw, _, _ = split_envelope(body)
     except ProtobufError as e:
-        raise ProtobufDecodeError(str(e), None, body, target)
+        raise ProtobufDecodeError(str(e), None, body, target) from None
     group, version = _parse_api_version(api_version)
     if default_gvk is not None:
         if not kind:
@@ -618,15 +667,15 @@ def decode(body: bytes, default_gvk: tuple[str, str, str] | None = None) -> dict
         raise ProtobufDecodeError(
             f"Object 'apiVersion' is missing in 'runtime.TypeMeta{{APIVersion:\"\", "
             f"Kind:\"{kind}\"}}'", None, body, target)
-    type_name = lookup_kind(group, version, kind)
+    type_name = lookup_kind(group, version, kind, protobuf=True)
     if type_name is None:
         raise UnsupportedKindError(group, version, kind)
     try:
         fields = decode_message(type_name, raw or b"")
     except ProtobufError as e:
-        raise ProtobufDecodeError(str(e), gvk, body, target)
+        raise ProtobufDecodeError(str(e), gvk, body, target) from None
     except RecursionError:
-        raise ProtobufDecodeError("proto: message nested too deeply", gvk, body, target)
+        raise ProtobufDecodeError("proto: message nested too deeply", gvk, body, target) from None
     out: dict[str, Any] = {"kind": kind, "apiVersion": f"{group}/{version}" if group else version}
     out.update(fields)
     return out
@@ -634,7 +683,7 @@ def decode(body: bytes, default_gvk: tuple[str, str, str] | None = None) -> dict
 
 def can_encode(group: str, version: str, kind: str) -> bool:
     """Whether kubetwist has protobuf tables for this kind (built-in kinds listed in the types)."""
-    return lookup_kind(group, version, kind) is not None
+    return lookup_kind(group, version, kind, protobuf=True) is not None
 
 
 # --- encoding ------------------------------------------------------------------------------
@@ -697,6 +746,15 @@ def _encode_special(type_name: str, value: Any) -> bytes:
         return _key(1, 0) + _varint(ns)
     if type_name == "ExtraValue":
         return b"".join(_delimited(1, str(item).encode("utf-8")) for item in value or ())
+    if type_name == "JSON":
+        if value is None:
+            return b""
+        # upstream converts through the internal interface{} with json.Marshal: keys sorted,
+        # HTML characters escaped
+        return _delimited(1, go_escape(json.dumps(value, separators=(",", ":"), sort_keys=True,
+                                                  ensure_ascii=False).encode("utf-8")))
+    if type_name in _SCHEMA_UNIONS:
+        return _encode_schema_union(type_name, value)
     if type_name in ("RawExtension", "FieldsV1"):
         if value is None:
             return b""
@@ -714,6 +772,23 @@ def _encode_special(type_name: str, value: Any) -> bytes:
             raw = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         return _delimited(1, raw)
     raise AssertionError(type_name)
+
+
+def _encode_schema_union(type_name: str, value: Any) -> bytes:
+    """A C{JSONSchemaPropsOr*} message from its JSON value (upstream C{UnmarshalJSON}, then
+    the generated marshaller: a bool's C{allows} is always written, C{true} for a schema)."""
+    schema_number, other_number = _SCHEMA_UNIONS[type_name]
+    if type_name == "JSONSchemaPropsOrBool":
+        if isinstance(value, dict):
+            return _key(1, 0) + b"\x01" + _delimited(2, encode_message(_SCHEMA, value))
+        return _key(1, 0) + (b"\x01" if value else b"\x00")
+    if isinstance(value, dict):
+        return _delimited(schema_number, encode_message(_SCHEMA, value))
+    if isinstance(value, list):
+        if type_name == "JSONSchemaPropsOrArray":
+            return b"".join(_delimited(2, encode_message(_SCHEMA, item or {})) for item in value)
+        return b"".join(_delimited(2, str(item).encode("utf-8")) for item in value)
+    return b""
 
 
 def _encode_value(f: FieldDef, value: Any) -> bytes:
@@ -774,10 +849,26 @@ def encode(obj: dict) -> bytes:
     api_version = obj.get("apiVersion") or ""
     kind = obj.get("kind") or ""
     group, version = _parse_api_version(api_version)
-    type_name = lookup_kind(group, version, kind)
+    type_name = lookup_kind(group, version, kind, protobuf=True)
     if type_name is None:
         raise UnsupportedKindError(group, version, kind)
     type_meta = _delimited(1, api_version.encode()) + _delimited(2, kind.encode())
     raw = encode_message(type_name, obj)
     return MAGIC + _delimited(1, type_meta) + _delimited(2, raw) + _delimited(3, b"") + \
         _delimited(4, b"")
+
+
+def encode_watch_frame(ev_type: str, obj: dict) -> bytes:
+    """
+    One frame of a protobuf watch stream (upstream C{protobuf.LengthDelimitedFramer} over a
+    C{metav1.WatchEvent}): a 4-byte big-endian length, then the C{WatchEvent} message without
+    envelope, C{{1: type, 2: RawExtension{1: raw}}}, C{raw} being the object's enveloped body
+    (L{encode}), or its JSON when the kind has no protobuf tables.
+    """
+    group, version = _parse_api_version(obj.get("apiVersion") or "")
+    if can_encode(group, version, obj.get("kind") or ""):
+        raw = encode(obj)
+    else:
+        raw = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    message = _delimited(1, ev_type.encode("utf-8")) + _delimited(2, _delimited(1, raw))
+    return struct.pack(">I", len(message)) + message

@@ -17,17 +17,39 @@ from urllib.parse import parse_qs
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET
 
-from kubetwist.endpoints import discovery
+from kubetwist.endpoints import discovery, negotiation
 from kubetwist.endpoints.installer import APIGroupVersion
-from kubetwist.endpoints.responses import funnel, write_body, write_object, write_status_error
+from kubetwist.endpoints.responses import (
+    funnel,
+    write_body,
+    write_not_found_text,
+    write_object,
+    write_raw_json,
+    write_status_error,
+)
 from kubetwist.runtime import codec, errors
 from kubetwist.server.healthz import HealthCheck, render_health
 from kubetwist.server.hooks import PostStartHooks
 
-#: The answer to a path nobody serves (upstream's NotFound handler).
+#: The answer to an unknown path under a built-in group's web service (go-restful's 404 as
+#: upstream's C{NewGenericServerResponse} words it, with empty C{details}).
 def not_found_status() -> errors.StatusError:
-    return errors.make_status(404, "NotFound", "the server could not find the requested resource",
-                              {})
+    err = errors.make_status(404, "NotFound", "the server could not find the requested resource")
+    err.status["details"] = {}
+    err.status["code"] = err.status.pop("code")
+    return err
+
+
+def _restful(server: "GenericAPIServer", segments: list[str]) -> bool:
+    """Whether a path lies under a go-restful web service of C{server}: C{/api/...}, or
+    C{/apis/<g>/...} of a built-in group (custom resource groups are served by the CRD
+    handler, whose unknown paths are plain-text 404s)."""
+    if len(segments) >= 3 and segments[1] == "api":
+        return True
+    if len(segments) >= 4 and segments[1] == "apis" and segments[2] in server.groups:
+        return any(not getattr(agv, "custom", False) for agv in server.group_versions.values()
+                   if agv.group == segments[2])
+    return False
 
 
 MuxHandler = Callable[[Any], Awaitable[None]]
@@ -129,16 +151,19 @@ class GenericAPIServer:
         """C{/api}, C{/apis} (legacy and aggregated), and per-group documents of the chain."""
 
         async def api(request: Any) -> None:
-            agg = _aggregated_version(request)
+            negotiation.check_route_accept(request)  # a go-restful route upstream
+            out = negotiation.negotiate_discovery(request)
+            agg = out.version if out.kind == "aggregated" else ""
             if agg:
                 core = {"": {gv.version: gv.discovery() for gv in self.all_group_versions().values()
                              if gv.group == ""}}
-                _write_aggregated(request, discovery.aggregated_discovery(core, agg), agg)
+                _write_aggregated(request, discovery.aggregated_discovery(core, agg), out)
                 return
-            _write_discovery(request, discovery.api_versions(server_address()))
+            write_object(request, 200, discovery.api_versions(server_address()), out.media)
 
         async def apis(request: Any) -> None:
-            agg = _aggregated_version(request)
+            out = negotiation.negotiate_discovery(request)
+            agg = out.version if out.kind == "aggregated" else ""
             if agg:
                 gvs = self.all_group_versions()
                 groups: dict[str, dict[str, list]] = {}
@@ -148,35 +173,37 @@ class GenericAPIServer:
                         gv = gvs.get(f"/apis/{g}/{v}")
                         if gv is not None:
                             groups[g][v] = gv.discovery()
-                _write_aggregated(request, discovery.aggregated_discovery(groups, agg), agg)
+                _write_aggregated(request, discovery.aggregated_discovery(groups, agg), out)
                 return
-            _write_discovery(request, discovery.api_group_list(self.all_groups()))
+            write_object(request, 200, discovery.api_group_list(self.all_groups()), out.media)
 
         self.mux["/api"] = funnel(api)
         self.mux["/apis"] = funnel(apis)
 
 
-def _aggregated_version(request: Any) -> str:
-    header = request.getHeader(b"accept")
-    for r in codec.parse_accept(header.decode("latin-1") if header else None):
-        if r.as_kind == "APIGroupDiscoveryList" and r.group == "apidiscovery.k8s.io" \
-                and r.version in ("v2", "v2beta1"):
-            return r.version
-        if not r.as_kind and r.type in (codec.JSON, "*/*", "application/*"):
-            return ""
-    return ""
-
-
-def _write_aggregated(request: Any, doc: dict, version: str) -> None:
+def _write_aggregated(request: Any, doc: dict, out: negotiation.Output) -> None:
+    """The aggregated discovery document in the negotiated form (upstream writes its group,
+    version and kind in the C{Content-Type})."""
     request.setHeader(b"Vary", b"Accept")
-    write_body(request, 200, codec.encode_json(doc),
-               discovery.AGGREGATED_MEDIA.format(v=version))
+    write_body(request, 200, codec.encode(doc, out.media, out.pretty), out.content_type)
 
 
-def _write_discovery(request: Any, doc: dict) -> None:
-    header = request.getHeader(b"accept") or b""
-    media = codec.YAML if b"application/yaml" in header and b"json" not in header else codec.JSON
-    write_object(request, 200, doc, media)
+def _write_discovery(request: Any, doc: dict, restful: bool = False) -> None:
+    """
+    A legacy discovery document (C{APIGroup}, C{APIResourceList}) in JSON, YAML or protobuf;
+    C{restful} for a group-version's document, served by go-restful upstream (its own 406).
+    Errors are written here: the director calls this outside the error funnel.
+    """
+    try:
+        if restful:
+            negotiation.check_route_accept(request)
+        out = negotiation.negotiate_media(request)
+        if out is None:
+            raise negotiation.not_acceptable()
+    except errors.StatusError as e:
+        write_status_error(request, e)
+        return
+    write_object(request, 200, doc, out.media)
 
 
 class Director(Resource):
@@ -208,7 +235,8 @@ class Director(Resource):
             agv = server.group_versions[prefix]
             if path == prefix:
                 if method in ("GET", "HEAD"):
-                    _write_discovery(request, agv.api_resource_list())
+                    _write_discovery(request, agv.api_resource_list(),
+                                     restful=not getattr(agv, "custom", False))
                 else:
                     write_status_error(request, errors.make_status(
                         405, "MethodNotAllowed",
@@ -224,8 +252,13 @@ class Director(Resource):
                     405, "MethodNotAllowed",
                     "the server does not allow this method on the requested resource", {}))
                 return NOT_DONE_YET
-            write_status_error(request, not_found_status())
+            if getattr(agv, "custom", False):
+                write_not_found_text(request)
+            else:
+                write_status_error(request, not_found_status())
             return NOT_DONE_YET
+        if _restful(server, segments):
+            request.kube_restful_path = True
         # /apis/<group>: legacy group document
         if len(segments) == 3 and segments[1] == "apis" and segments[2] in server.groups \
                 and segments[2] != "":
@@ -243,7 +276,10 @@ class Director(Resource):
             return NOT_DONE_YET
         if server.delegate is not None:
             return server.delegate.director().render(request)
-        write_status_error(request, not_found_status())
+        if getattr(request, "kube_restful_path", False):
+            write_status_error(request, not_found_status())
+        else:
+            write_not_found_text(request)
         return NOT_DONE_YET
 
 
@@ -267,6 +303,7 @@ def install_health_routes(front: GenericAPIServer, version_info: dict) -> None:
         front.prefix_mux[f"/{endpoint}"] = funnel(health)
 
     async def version(request: Any) -> None:
-        write_object(request, 200, version_info)
+        # upstream's version handler writes with WriteRawJSON: indented, no newline
+        write_raw_json(request, 200, version_info)
 
     front.mux["/version"] = funnel(version)

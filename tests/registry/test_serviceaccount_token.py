@@ -175,7 +175,8 @@ class TokenRequestTests(KubeTestCase):
 
     def test_protobuf_body(self) -> None:
         """A protobuf TokenRequest (as client-go's typed clients send it) is decoded:
-        audiences, expirationSeconds and boundObjectRef; the answer is JSON when accepted."""
+        audiences, expirationSeconds and boundObjectRef; the answer is protobuf too, as
+        upstream's (TokenRequest has protobuf tables)."""
         from kubetwist.runtime import protobuf as pb
 
         spec = (pb._delimited(1, b"aud-1") + pb._key(4, 0) + pb._varint(1200))
@@ -183,10 +184,13 @@ class TokenRequestTests(KubeTestCase):
         type_meta = pb._delimited(1, b"authentication.k8s.io/v1") + \
             pb._delimited(2, b"TokenRequest")
         body = pb.MAGIC + pb._delimited(1, type_meta) + pb._delimited(2, raw)
-        code, tr, _ = self.create(body, content_type="application/vnd.kubernetes.protobuf",
-                                  headers={"Accept": "application/vnd.kubernetes.protobuf, "
-                                                     "*/*"})
+        code, _, response = self.create(body, content_type="application/vnd.kubernetes.protobuf",
+                                         headers={"Accept": "application/vnd.kubernetes.protobuf, "
+                                                            "*/*"})
         self.assertEqual(code, 201)
+        self.assertEqual(response.headers.getRawHeaders("content-type"),
+                         ["application/vnd.kubernetes.protobuf"])
+        tr = pb.decode(self.successResultOf(response.content()))
         self.assertEqual((tr["metadata"]["name"], tr["spec"]["audiences"],
                           tr["spec"]["expirationSeconds"]), ("robot", ["aud-1"], 1200))
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import random
-from dataclasses import dataclass
 from typing import Any, Optional
 
 from twisted.internet.task import LoopingCall
@@ -23,7 +22,8 @@ from kubetwist.apimachinery import patch as patchlib
 from kubetwist.apimachinery.fieldmanager import typed as fmtyped
 from kubetwist.endpoints import table as tablelib
 from kubetwist.endpoints.handlers import options as opts
-from kubetwist.endpoints.responses import write_object
+from kubetwist.endpoints.negotiation import Output, check_transform, negotiate
+from kubetwist.endpoints.responses import encode_watch_event, watch_content_type, write_object
 from kubetwist.registry.generic.scale import ScaleREST, patch_scale
 from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import codec, errors, strict, typed
@@ -35,55 +35,6 @@ log = Logger()
 
 #: Largest request body accepted, in bytes (upstream C{MaxRequestBodyBytes}, 3 MiB).
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
-
-
-@dataclass
-class Output:
-    """The negotiated response form: C{kind} in C{object table partial}."""
-
-    kind: str
-    media: str
-    content_type: str
-    version: str = "v1"
-
-
-def negotiate(request: Any, allow_transform: bool = True) -> Output:
-    """
-    Choose the response form from C{Accept} (upstream C{negotiation.NegotiateOutputMediaType}
-    with C{as=Table} / C{as=PartialObjectMetadata[List]} of C{meta.k8s.io}).
-
-    @raise StatusError: 406 NotAcceptable when nothing acceptable is offered.
-    """
-    header = request.getHeader(b"accept")
-    ranges = codec.parse_accept(header.decode("latin-1") if header else None)
-    protobuf_ok = False
-    for r in ranges:
-        if r.type == codec.PROTOBUF:
-            protobuf_ok = protobuf_ok or not r.as_kind
-            continue
-        media = codec.YAML if r.type == codec.YAML else codec.JSON
-        if r.type not in (codec.JSON, codec.YAML, "*/*", "application/*"):
-            continue
-        if r.as_kind:
-            if not allow_transform or r.group != "meta.k8s.io" or r.version not in ("v1", "v1beta1"):
-                continue
-            if r.as_kind == "Table":
-                return Output(
-                    "table", media,
-                    f"{media};as=Table;v={r.version};g=meta.k8s.io", r.version,
-                )
-            if r.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-                return Output(
-                    "partial", media,
-                    f"{media};as={r.as_kind};v={r.version};g=meta.k8s.io", r.version,
-                )
-            continue
-        return Output("object", media, media)
-    if protobuf_ok:
-        return Output("object", codec.PROTOBUF, codec.PROTOBUF)
-    raise errors.new_not_acceptable(
-        "application/json, application/yaml, application/vnd.kubernetes.protobuf"
-    )
 
 
 #: Reset fields of C{/status} beyond C{spec}, per (group, kind): upstream C{GetResetFields} of
@@ -133,7 +84,12 @@ class ResourceHandlers:
 
     def _respond(self, request: Any, code: int, obj: dict, out: Output,
                  convertor_store: Optional[Store] = None) -> None:
-        """Write one object in the negotiated form."""
+        """Write one object in the negotiated form.
+
+        @raise StatusError: 406 NotAcceptable for C{as=PartialObjectMetadataList} (upstream
+            C{asPartialObjectMetadataList}: the object is not a list)."""
+        check_transform(out, obj, False, self.spec.group, obj.get("kind") or self.spec.kind,
+                        self._custom_resource())
         if out.kind == "table" and obj.get("kind") != "Status":
             store = convertor_store or self.store
             rv = (obj.get("metadata") or {}).get("resourceVersion")
@@ -152,6 +108,22 @@ class ResourceHandlers:
     def expect(self) -> decodelib.Expect:
         """The kind this resource's bodies must be (L{kubetwist.runtime.decode.Expect})."""
         return decodelib.Expect(self.spec.group, (self.spec.version,), self.spec.kind)
+
+    #: Served from a CRD (set by the custom-resource handlers): upstream's objects are then
+    #: C{*unstructured.Unstructured}, answered in JSON and YAML only.
+    custom = False
+
+    def _custom_resource(self) -> bool:
+        return self.custom
+
+    def negotiate(self, request: Any, table: bool = True, collection: bool = False) -> Output:
+        """L{negotiate} with this resource's restrictions: custom resources answer JSON and
+        YAML only (protobuf only as C{PartialObjectMetadata[List]} or a C{Status}) and have no
+        go-restful route check; C{collection} for list and watch."""
+        if self.custom:
+            return negotiate(request, table=table, standard=(codec.JSON, codec.YAML),
+                             restful=False)
+        return negotiate(request, table=table, collection=collection)
 
     def decode_object(self, request: Any, body: bytes) -> dict:
         """
@@ -210,7 +182,7 @@ class ResourceHandlers:
 
     # --- GET -----------------------------------------------------------------------------------
     async def get(self, request: Any, namespace: str, name: str) -> None:
-        out = negotiate(request)
+        out = self.negotiate(request)
         obj = await self.store.get(namespace, name, opts.first(_query(request), "resourceVersion"))
         self._respond(request, 200, obj, out)
 
@@ -218,17 +190,26 @@ class ResourceHandlers:
         q = _query(request)
         if opts.bool_param(q, "watch"):
             return await self.watch(request, namespace)
-        out = negotiate(request)
+        out = self.negotiate(request, collection=True)
         options = opts.list_options(q, self.store.strategy)
         lst = await self.store.list(namespace, options)
+        self._respond_list(request, lst, out)
+
+    def _respond_list(self, request: Any, lst: dict, out: Output) -> None:
+        """Write a list in the negotiated form (upstream C{transformResponseObject}).
+
+        @raise StatusError: 406 NotAcceptable for C{as=PartialObjectMetadata} (upstream
+            C{asPartialObjectMetadata}: the object is a list)."""
+        check_transform(out, lst, True, self.spec.group, lst.get("kind") or self.spec.kind + "List",
+                        self._custom_resource())
         if out.kind == "table":
             result = tablelib.to_table(
                 lst["items"], self.store.strategy.table, lst["metadata"],
-                opts.first(q, "includeObject", "Metadata"), out.version,
+                opts.first(_query(request), "includeObject", "Metadata"), out.version,
                 api_version=self.spec.api_version, kind=self.spec.kind,
             )
             write_object(request, 200, result, out.media, out.content_type)
-        elif out.kind == "partial":
+        elif out.kind == "partiallist":
             write_object(request, 200, tablelib.partial_object_metadata_list(lst, out.version),
                          out.media, out.content_type)
         else:
@@ -252,7 +233,11 @@ class ResourceHandlers:
         list, then a watch from its resourceVersion) and minute bookmarks.
         """
         q = _query(request)
-        out = negotiate(request)
+        out = self.negotiate(request, collection=True)
+        if out.media not in (codec.JSON, codec.PROTOBUF):
+            # upstream NegotiateOutputMediaTypeStream: only JSON and protobuf stream
+            raise errors.new_not_acceptable(
+                f"{codec.JSON};stream=watch, {codec.PROTOBUF};stream=watch")
         options = opts.list_options(q, self.store.strategy)
         if name:
             options.name = name
@@ -276,10 +261,8 @@ class ResourceHandlers:
             w = self.store.watch(namespace, options, timeout=timeout)
         else:
             w = self.store.watch(namespace, options)
-        media = out.media if out.media == codec.JSON else codec.JSON
         request.setResponseCode(200)
-        request.setHeader(b"Content-Type", out.content_type.encode() if out.kind == "table"
-                          else media.encode())
+        request.setHeader(b"Content-Type", watch_content_type(out.media).encode())
         request.setHeader(b"Cache-Control", b"no-cache, private")
         request.write(b"")
         last_rv = [initial_rv]
@@ -301,7 +284,7 @@ class ResourceHandlers:
                 first_table[0] = False
             elif out.kind == "partial" and ev_type in ("ADDED", "MODIFIED", "DELETED"):
                 obj = tablelib.partial_object_metadata(obj, out.version)
-            request.write(codec.encode_json({"type": ev_type, "object": obj}) + b"\n")
+            request.write(encode_watch_event(ev_type, obj, out.media))
 
         def bookmark(meta: dict) -> None:
             emit("BOOKMARK", {"kind": self.spec.kind, "apiVersion": self.spec.api_version,
@@ -401,7 +384,7 @@ class ResourceHandlers:
     # --- CREATE --------------------------------------------------------------------------------
     async def create(self, request: Any, namespace: str) -> None:
         q = _query(request)
-        out = negotiate(request)
+        out = self.negotiate(request, table=isinstance(self.store, Store))
         dry = opts.dry_run(q)
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""), None, False,
                                      "CreateOptions")
@@ -419,7 +402,7 @@ class ResourceHandlers:
     # --- UPDATE --------------------------------------------------------------------------------
     async def update(self, request: Any, namespace: str, name: str, subresource: str = "") -> None:
         q = _query(request)
-        out = negotiate(request)
+        out = self.negotiate(request)
         dry = opts.dry_run(q)
         store = self.subresources[subresource] if subresource else self.store
         if isinstance(store, ScaleREST):
@@ -444,7 +427,7 @@ class ResourceHandlers:
     # --- PATCH ---------------------------------------------------------------------------------
     async def patch(self, request: Any, namespace: str, name: str, subresource: str = "") -> None:
         q = _query(request)
-        out = negotiate(request)
+        out = self.negotiate(request)
         dry = opts.dry_run(q)
         store = self.subresources[subresource] if subresource else self.store
         ctype = codec.content_type_of(
@@ -645,7 +628,7 @@ class ResourceHandlers:
     # --- DELETE --------------------------------------------------------------------------------
     async def delete(self, request: Any, namespace: str, name: str) -> None:
         q = _query(request)
-        out = negotiate(request)
+        out = self.negotiate(request)
         dry = opts.dry_run(q)
         body = _optional_body(request)
         delete_opts = opts.delete_options(q, body)
@@ -658,14 +641,17 @@ class ResourceHandlers:
 
     async def delete_collection(self, request: Any, namespace: str) -> None:
         q = _query(request)
-        out = negotiate(request, allow_transform=False)
+        out = self.negotiate(request)
         dry = opts.dry_run(q)
         body = _optional_body(request)
         delete_opts = opts.delete_options(q, body)
         list_opts = opts.list_options(q, self.store.strategy)
         admission = self._admission(request, namespace, "", "", dry)
         result = await self.store.delete_collection(namespace, list_opts, delete_opts, admission, dry)
-        write_object(request, 200, result, out.media)
+        if result.get("kind") == "Status":
+            write_object(request, 200, result, out.media)
+        else:
+            self._respond_list(request, result, out)
 
     # --- scale ---------------------------------------------------------------------------------
     def _scale_recorder(self, request: Any):
@@ -726,7 +712,7 @@ class ResourceHandlers:
 
     # --- subresource GET -----------------------------------------------------------------------
     async def get_subresource(self, request: Any, namespace: str, name: str, subresource: str) -> None:
-        out = negotiate(request)
+        out = self.negotiate(request)
         sub = self.subresources[subresource]
         if isinstance(sub, Store):
             obj = await sub.get(namespace, name)

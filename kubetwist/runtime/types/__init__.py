@@ -44,6 +44,10 @@ from typing import Any
 
 from kubetwist.runtime.types import (
     admissionregistration_v1,
+    apidiscovery_v2,
+    apidiscovery_v2beta1,
+    apiextensions_v1,
+    apiregistration_v1,
     apps_v1,
     authentication_v1,
     authorization_v1,
@@ -74,9 +78,13 @@ SCALARS = {"string": 2, "bytes": 2, "int32": 0, "int64": 0, "bool": 0, "double":
 #: runtime.RawExtension, and C{ExtraValue} (authentication/authorization/certificates: a named
 #: C{[]string}, a bare JSON list whose protobuf form is a message C{{repeated string items = 1}}).
 #: Each is a length-delimited message on the wire.
+#: The C{apiextensions.k8s.io} types with their own JSON forms (C{JSON}: any JSON value;
+#: C{JSONSchemaPropsOr*}: a schema, or a list / bool / list of strings) are specials too; see
+#: L{apiextensions_v1}.
 SPECIALS = frozenset(
     {"Quantity", "IntOrString", "Time", "MicroTime", "Duration", "FieldsV1", "RawExtension",
-     "ExtraValue"}
+     "ExtraValue", "JSON", "JSONSchemaPropsOrArray", "JSONSchemaPropsOrBool",
+     "JSONSchemaPropsOrStringArray"}
 )
 
 _MODULES = (meta_v1, core_v1, apps_v1, coordination_v1, autoscaling_v1, policy_v1, batch_v1,
@@ -86,6 +94,7 @@ _MODULES += (certificates_v1, admissionregistration_v1)
 _MODULES += (authentication_v1, authorization_v1)
 _MODULES += (core_v1_persistentvolume,)
 _MODULES += (events_v1,)
+_MODULES += (apiextensions_v1, apiregistration_v1, apidiscovery_v2, apidiscovery_v2beta1)
 
 #: Package aliases usable in a type expression (C{meta.ObjectMeta}).
 ALIASES = {"meta": meta_v1.PACKAGE, "core": core_v1.PACKAGE}
@@ -214,9 +223,11 @@ def _enum_values(package: str, enum: Any, enums: dict) -> tuple:
     return tuple(enum)
 
 
-def _build() -> tuple[dict[str, TypeDef], dict[tuple[str, str, str], str]]:
+def _build() -> tuple[dict[str, TypeDef], dict[tuple[str, str, str], str],
+                      dict[tuple[str, str, str], str]]:
     types: dict[str, TypeDef] = {}
     kinds: dict[tuple[str, str, str], str] = {}
+    protobuf_kinds: dict[tuple[str, str, str], str] = {}
     enums = {f"{module.PACKAGE}.{name}": values
              for module in _MODULES for name, values in getattr(module, "ENUMS", {}).items()}
     for module in _MODULES:
@@ -228,28 +239,46 @@ def _build() -> tuple[dict[str, TypeDef], dict[tuple[str, str, str], str]]:
             types[full] = TypeDef(full, fields, {f.number: f for f in fields},
                                   struct_types.get(name, ""),
                                   (unions[name],) if name in unions else ())
+        target = protobuf_kinds if getattr(module, "PROTOBUF_ONLY", False) else kinds
         for kind in getattr(module, "KINDS", ()):
-            kinds[(module.GROUP, module.VERSION, kind)] = f"{module.PACKAGE}.{kind}"
+            target[(module.GROUP, module.VERSION, kind)] = f"{module.PACKAGE}.{kind}"
+        for kind in getattr(module, "PROTOBUF_KINDS", ()):
+            protobuf_kinds[(module.GROUP, module.VERSION, kind)] = f"{module.PACKAGE}.{kind}"
     # core/v1 registers metav1.List as its own "List" kind.
     kinds[("", "v1", "List")] = f"{meta_v1.PACKAGE}.List"
-    return types, kinds
+    # the transforms of meta.k8s.io (as=PartialObjectMetadata[List]) have a protobuf form
+    for version in ("v1", "v1beta1"):
+        for kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+            protobuf_kinds[("meta.k8s.io", version, kind)] = f"{meta_v1.PACKAGE}.{kind}"
+    # /api's APIVersions and /api/v1's APIResourceList are written without an apiVersion
+    for kind in ("APIVersions", "APIResourceList"):
+        protobuf_kinds[("", "", kind)] = f"{meta_v1.PACKAGE}.{kind}"
+    return types, kinds, protobuf_kinds
 
 
 #: Every message type by full name.
 TYPES: dict[str, TypeDef]
 #: C{(group, version, kind)} -> full type name, for the kinds served as top-level objects.
 KINDS: dict[tuple[str, str, str], str]
-TYPES, KINDS = _build()
+#: Kinds with protobuf tables that the other readers of the tables (strict decoding, OpenAPI,
+#: server-side apply) do not use yet: C{apiextensions.k8s.io}, C{apiregistration.k8s.io} and
+#: the C{meta.k8s.io} transforms (C{PartialObjectMetadata[List]}).
+PROTOBUF_KINDS: dict[tuple[str, str, str], str]
+TYPES, KINDS, PROTOBUF_KINDS = _build()
 
 
-def lookup_kind(group: str, version: str, kind: str) -> str | None:
+def lookup_kind(group: str, version: str, kind: str, protobuf: bool = False) -> str | None:
     """
     The full type name for a kind, or C{None}.
 
     The C{meta/v1} kinds of L{META_KINDS} (Status, DeleteOptions, WatchEvent, ...) are
     accepted under any group and version, as upstream's scheme does.
+
+    @param protobuf: also look in L{PROTOBUF_KINDS} (the protobuf codec does).
     """
     name = KINDS.get((group, version, kind))
+    if name is None and protobuf:
+        name = PROTOBUF_KINDS.get((group, version, kind))
     if name is None and kind in META_KINDS and version:
         name = f"{meta_v1.PACKAGE}.{kind}"
     return name

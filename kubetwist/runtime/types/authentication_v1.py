@@ -21,7 +21,33 @@ KINDS = (
     "SelfSubjectReview",
 )
 
+#: Kinds with protobuf tables only (the C{serviceaccounts/token} subresource decodes its own
+#: bodies; the tables serve its protobuf answers).
+PROTOBUF_KINDS = (
+    "TokenRequest",
+)
+
 TYPES = {
+    "BoundObjectReference": (
+        ("kind", 1, "string", "o"),
+        ("apiVersion", 2, "string", "o"),
+        ("name", 3, "string", "o"),
+        ("uid", 4, "string", "o"),
+    ),
+    "TokenRequest": (
+        ("metadata", 1, "meta.ObjectMeta", "o"),
+        ("spec", 2, "TokenRequestSpec", "r"),
+        ("status", 3, "TokenRequestStatus", "o"),
+    ),
+    "TokenRequestSpec": (
+        ("audiences", 1, "[]string", "r", {"list_type": "atomic"}),
+        ("expirationSeconds", 4, "*int64", ""),
+        ("boundObjectRef", 3, "*BoundObjectReference", ""),
+    ),
+    "TokenRequestStatus": (
+        ("token", 1, "string", "r"),
+        ("expirationTimestamp", 2, "Time", "r"),
+    ),
     "TokenReview": (
         ("metadata", 1, "meta.ObjectMeta", "o"),
         ("spec", 2, "TokenReviewSpec", "r"),

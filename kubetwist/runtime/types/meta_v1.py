@@ -14,7 +14,63 @@ STRUCT_TYPES = {
     "OwnerReference": "atomic",
 }
 
+#: Kinds of this package served with protobuf tables only (discovery documents, under
+#: C{v1} as upstream writes them).
+PROTOBUF_KINDS = (
+    "APIGroup",
+    "APIGroupList",
+    "APIResourceList",
+    "APIVersions",
+)
+
+GROUP = ""
+VERSION = "v1"
+
 TYPES = {
+    "APIGroup": (
+        ("name", 1, "string", "r"),
+        ("versions", 2, "[]GroupVersionForDiscovery", "r", {"list_type": "atomic"}),
+        ("preferredVersion", 3, "GroupVersionForDiscovery", "o"),
+        ("serverAddressByClientCIDRs", 4, "[]ServerAddressByClientCIDR", "o",
+         {"list_type": "atomic"}),
+    ),
+    "APIGroupList": (
+        ("groups", 1, "[]APIGroup", "r", {"list_type": "atomic"}),
+    ),
+    "APIResource": (
+        ("name", 1, "string", "r"),
+        ("singularName", 6, "string", "r"),
+        ("namespaced", 2, "bool", "r"),
+        ("group", 8, "string", "o"),
+        ("version", 9, "string", "o"),
+        ("kind", 3, "string", "r"),
+        ("verbs", 4, "ExtraValue", "r"),
+        ("shortNames", 5, "[]string", "o", {"list_type": "atomic"}),
+        ("categories", 7, "[]string", "o", {"list_type": "atomic"}),
+        ("storageVersionHash", 10, "string", "o"),
+    ),
+    "APIResourceList": (
+        ("groupVersion", 1, "string", "r"),
+        ("resources", 2, "[]APIResource", "r", {"list_type": "atomic"}),
+    ),
+    "APIVersions": (
+        ("versions", 1, "[]string", "r", {"list_type": "atomic"}),
+        ("serverAddressByClientCIDRs", 2, "[]ServerAddressByClientCIDR", "r",
+         {"list_type": "atomic"}),
+    ),
+    "GroupVersionForDiscovery": (
+        ("groupVersion", 1, "string", "r"),
+        ("version", 2, "string", "r"),
+    ),
+    "GroupVersionKind": (
+        ("group", 1, "string", "r"),
+        ("version", 2, "string", "r"),
+        ("kind", 3, "string", "r"),
+    ),
+    "ServerAddressByClientCIDR": (
+        ("clientCIDR", 1, "string", "r"),
+        ("serverAddress", 2, "string", "r"),
+    ),
     "Condition": (
         ("type", 1, "string", "r"),
         ("status", 2, "string", "r"),
@@ -98,6 +154,13 @@ TYPES = {
         ("uid", 4, "string", "r"),
         ("controller", 6, "*bool", "o"),
         ("blockOwnerDeletion", 7, "*bool", "o"),
+    ),
+    "PartialObjectMetadata": (
+        ("metadata", 1, "ObjectMeta", "o"),
+    ),
+    "PartialObjectMetadataList": (
+        ("metadata", 1, "ListMeta", "o"),
+        ("items", 2, "[]PartialObjectMetadata", "r", {"list_type": "atomic"}),
     ),
     "PatchOptions": (
         ("dryRun", 1, "[]string", "o", {"list_type": "atomic"}),
