@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from kubetwist.runtime import codec, errors
+from kubetwist.runtime import codec, errors, gotypes
 
 #: The media types of the built-in serializers, in upstream's order (C{SupportedMediaTypes}).
 SERIALIZERS = (codec.JSON, codec.YAML, codec.PROTOBUF)
@@ -252,22 +252,12 @@ def negotiate_error(request: Any, serializers: tuple[str, ...] = SERIALIZERS) ->
 
 # --- transforms (handlers/response.go) --------------------------------------------------------
 
-#: Internal Go package of each API group (the C{%T} of upstream's messages:
-#: C{*core.NamespaceList}, C{*apps.Deployment}).
-_INTERNAL_PACKAGES = {
-    "": "core", "events.k8s.io": "core", "rbac.authorization.k8s.io": "rbac",
-    "flowcontrol.apiserver.k8s.io": "flowcontrol", "internal.apiserver.k8s.io":
-    "apiserverinternal",
-}
-
-
 def internal_type(group: str, kind: str, custom: bool = False) -> str:
     """The Go type upstream's messages print for an internal object (C{%T})."""
     if custom:
         return "*unstructured.UnstructuredList" if kind.endswith("List") \
             else "*unstructured.Unstructured"
-    package = _INTERNAL_PACKAGES.get(group, group.split(".", 1)[0])
-    return f"*{package}.{kind}"
+    return f"*{gotypes.internal_package(group)}.{kind}"
 
 
 def check_transform(out: Output, obj: dict, is_list: bool, group: str, kind: str,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from kubetwist.runtime import codec, errors, strict, typed
+from kubetwist.runtime import codec, errors, gotypes, strict, typed
 from kubetwist.runtime import types as typetables
 
 #: Media types a write body may have (protobuf only for kinds with a protobuf definition).
@@ -146,8 +146,18 @@ def check_kind(obj: dict, expect: Expect, body: bytes = b"") -> None:
             f"the API version in the data ({api_version}) does not match the expected API "
             f"version ({expect.api_version})")
     if kind != expect.kind:
+        version = api_version.rsplit("/", 1)[-1]
+        type_name = typetables.lookup_kind(expect.group, version, kind)
+        if type_name is not None and kind not in typetables.META_KINDS:
+            # a kind the group serves: decoded as itself, then upstream's conversion into the
+            # endpoint's internal type fails
+            versioned = ".".join(type_name.rsplit(".", 2)[-2:])
+            raise errors.new_bad_request(
+                f'{kind} in version "{version}" cannot be handled as a {expect.kind}: '
+                f"converting ({versioned}) to ({gotypes.internal_package(expect.group)}."
+                f"{expect.kind}): unknown conversion")
         raise errors.new_bad_request(
-            f'{kind} in version "{api_version.rsplit("/", 1)[-1]}" cannot be handled as a '
+            f'{kind} in version "{version}" cannot be handled as a '
             f'{expect.kind}: no kind "{kind}" is registered for the internal version of group '
             f'"{expect.group}" in scheme')
 

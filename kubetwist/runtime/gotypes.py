@@ -10,6 +10,20 @@ C{{type name: {json name: (field type, list or map element type)}}}; C{""} keeps
 derived name.
 """
 
+#: Internal Go package of each API group, where it is not the group's first label (the C{%T}
+#: of upstream's messages: C{*core.NamespaceList}, C{*apps.Deployment}).
+INTERNAL_PACKAGES = {
+    "": "core", "events.k8s.io": "core", "rbac.authorization.k8s.io": "rbac",
+    "flowcontrol.apiserver.k8s.io": "flowcontrol", "internal.apiserver.k8s.io":
+    "apiserverinternal",
+}
+
+
+def internal_package(group: str) -> str:
+    """The Go package of C{group}'s internal types (C{core}, C{apps}, C{rbac})."""
+    return INTERNAL_PACKAGES.get(group, group.split(".", 1)[0])
+
+
 GO_TYPES = {
     "io.k8s.api.admissionregistration.v1.MatchResources": {
         "matchPolicy": ("v1.MatchPolicyType", ""),

@@ -18,12 +18,14 @@ class MediaTypeTests(SynchronousTestCase):
     """C{Accept} and C{Content-Type} parsing."""
 
     def test_accept_with_parameters(self) -> None:
-        """Kubernetes' parameters are read; a range with q=0 is dropped; order is kept."""
+        """Kubernetes' parameters are read; order is kept, with a q=0 range last (goautoneg
+        parses it and upstream's negotiation does not look at q)."""
         ranges = codec.parse_accept(
             "application/json;as=Table;v=v1;g=meta.k8s.io, application/yaml;q=0, */*")
-        self.assertEqual(ranges, [
-            codec.MediaType("application/json", "Table", "meta.k8s.io", "v1"),
-            codec.MediaType("*/*")])
+        self.assertEqual([(r.type, r.as_kind, r.group, r.version) for r in ranges], [
+            ("application/json", "Table", "meta.k8s.io", "v1"), ("*/*", "", "", ""),
+            ("application/yaml", "", "", "")])
+        self.assertEqual(ranges[2].q, 0.0)
         self.assertEqual(ranges[0].header(), "application/json;as=Table;g=meta.k8s.io;v=v1")
         self.assertEqual(ranges[1].header(), "*/*")
 
