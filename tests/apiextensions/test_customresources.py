@@ -322,3 +322,21 @@ class VersionTests(CRDTestCase):
         self.assertEqual((code, obj["apiVersion"]), (200, "example.com/v1beta1"))
         code, obj, _ = self.request("GET", WIDGETS + "/w1")
         self.assertEqual((code, obj["apiVersion"]), (200, "example.com/v1"))
+
+
+class FieldValidationTests(CRDTestCase):
+    def test_apply_duplicate_preserving_unknown_fields(self) -> None:
+        """A custom resource applied with a duplicate key under a schema that preserves
+        unknown fields is still refused under Strict (e2e "FieldValidation should detect
+        duplicates in a CR when preserving unknown fields")."""
+        crd = copy.deepcopy(CRD)
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+            "x-kubernetes-preserve-unknown-fields"] = True
+        self.install(crd)
+        body = (b"\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n"
+                b"  unknown: uk1\n  color: c1\n  color: c2\n  replicas: 1\n")
+        code, obj, _ = self.request("PATCH", WIDGETS + "/w?fieldManager=m&fieldValidation=Strict",
+                                    body, content_type="application/apply-patch+yaml")
+        self.assertEqual((code, obj["message"]), (
+            400, 'error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal '
+                 'errors:\n  line 9: key "color" already set in map'))

@@ -584,6 +584,8 @@ class ResourceHandlers:
 
         def apply(current: dict) -> dict:
             new = fm.apply(current or None, applied, manager, force)
+            if request is not None:
+                _apply_yaml_field_validation(request, body)
             if not current:
                 self.check_kind(new)
                 self._default(store, new)
@@ -686,6 +688,30 @@ class ResourceHandlers:
             self._respond(request, 200, obj, out)
         else:
             await sub.get(request, self, namespace, name, out)
+
+
+def _apply_yaml_field_validation(request: Any, body: bytes) -> None:
+    """
+    Upstream C{applyPatcher.applyPatchToCurrentObject}: after the apply, under
+    C{fieldValidation=Strict} or C{Warn} the applied configuration is decoded again with
+    C{yaml.UnmarshalStrict}, so a duplicate key is caught even where the object's schema keeps
+    unknown fields.
+
+    @raise StatusError: 400 BadRequest C{error strict decoding YAML: error converting YAML to
+        JSON: yaml: unmarshal errors:\n  line 9: key "foo" already set in map} under
+        C{Strict}; under C{Warn} each duplicate becomes a C{Warning}.
+    """
+    from kubetwist.apiextensions.customresource import field_validation_mode
+
+    mode = field_validation_mode(request)
+    if mode == "Ignore":
+        return
+    err = codec.yaml_duplicate_error(body)
+    if err is None:
+        return
+    if mode == "Strict":
+        raise errors.new_bad_request(f"error strict decoding YAML: {err}")
+    _add_warnings(request, strict.warnings_of([err]))
 
 
 def _add_warnings(request: Any, texts: list[str]) -> None:
