@@ -236,7 +236,7 @@ class APIExtensionsServer:
             for sv in sorted(by_version[v], key=lambda s: s.spec.resource):
                 res = sv.resource
                 defs3 = crd_openapi.build(group, v, sv.spec.kind, sv.spec.list_kind,
-                                          sv.cr.schema, v3=True)
+                                          sv.cr.schema, v3=True, selectable=sv.cr.selectable)
                 res.openapi_definitions = defs3  # type: ignore[attr-defined]
                 res.openapi_v2_definitions = _LazyV2(group, v, sv)  # type: ignore[attr-defined]
                 res.definition_name = crd_openapi.definition_name(  # type: ignore[attr-defined]
@@ -268,9 +268,10 @@ class _LazyV2:
 
     def __init__(self, group: str, version: str, sv: ServedVersion) -> None:
         self.args = (group, version, sv.spec.kind, sv.spec.list_kind, sv.cr.schema)
+        self.selectable = sv.cr.selectable
         self._value: dict | None = None
 
     def get(self) -> dict:
         if self._value is None:
-            self._value = crd_openapi.build(*self.args, v3=False)
+            self._value = crd_openapi.build(*self.args, v3=False, selectable=self.selectable)
         return self._value
