@@ -249,7 +249,7 @@ class APIExtensionsServer:
                     agv.warnings[sv.spec.resource] = list(sv.warnings)
             self.group_versions[(group, v)] = agv
             server.remove_api_group_version(group, v)
-            server.install_api_group_version(agv, preferred=False)
+            server.install_api_group_version(agv, preferred=False, restful=False)
 
     def set_admission(self, admission: Any) -> None:
         """The process-wide admission chain (set once the kube-apiserver has built it)."""

@@ -24,10 +24,18 @@ from kubetwist.runtime import codec, errors
 from kubetwist.server.healthz import HealthCheck, render_health
 from kubetwist.server.hooks import PostStartHooks
 
-#: The answer to a path nobody serves (upstream's NotFound handler).
 def not_found_status() -> errors.StatusError:
-    return errors.make_status(404, "NotFound", "the server could not find the requested resource",
-                              {})
+    """The 404 of a go-restful container for a path no route serves (see
+    L{errors.new_route_not_found})."""
+    return errors.new_route_not_found()
+
+
+def write_plain_not_found(request: Any) -> None:
+    """Go's C{http.NotFound}, what upstream's last delegate answers for a path nobody serves
+    (C{/foo}, C{/apis/<unknown group>}, any path of a custom resource group that is not a
+    served resource): 404 C{text/plain} C{404 page not found}."""
+    request.setHeader(b"X-Content-Type-Options", b"nosniff")
+    write_body(request, 404, b"404 page not found\n", "text/plain; charset=utf-8")
 
 
 MuxHandler = Callable[[Any], Awaitable[None]]
@@ -55,12 +63,22 @@ class GenericAPIServer:
         self.readiness_checks: list[HealthCheck] = []
         self.mux: dict[str, MuxHandler] = {}
         self.prefix_mux: dict[str, MuxHandler] = {}
+        #: groups installed as go-restful web services (not custom resource groups)
+        self.restful_groups: set[str] = set()
+        #: mux paths that upstream serves as go-restful GET routes (other methods: 405)
+        self.restful_paths: set[str] = set()
         self._director: Optional[Director] = None
 
     # --- installation --------------------------------------------------------------------------
-    def install_api_group_version(self, agv: APIGroupVersion, preferred: bool = True) -> None:
-        """Serve C{agv}'s tree and its discovery documents."""
+    def install_api_group_version(self, agv: APIGroupVersion, preferred: bool = True,
+                                  restful: bool = True) -> None:
+        """Serve C{agv}'s tree and its discovery documents.
+
+        @param restful: C{False} for custom resources, which upstream serves outside go-restful
+            (an unknown path under their group is a plain-text 404, not a C{Status})."""
         self.group_versions[agv.prefix] = agv
+        if restful:
+            self.restful_groups.add(agv.group)
         versions = self.groups.setdefault(agv.group, [])
         if agv.version not in versions:
             if preferred:
@@ -119,6 +137,19 @@ class GenericAPIServer:
                     checks.append(c)
         return checks
 
+    def owns_restful_path(self, path: str) -> bool:
+        """Whether C{path} lies under one of this server's go-restful web services (upstream
+        C{director}: a root path prefix on a C{/} boundary), so that its container, not the
+        delegate, answers it."""
+        segments = path.split("/")
+        if len(segments) >= 2 and segments[1] == "api":
+            return "" in self.restful_groups
+        if len(segments) >= 3 and segments[1] == "version":
+            return "/version" in self.mux
+        if len(segments) >= 3 and segments[1] == "apis":
+            return segments[2] != "" and segments[2] in self.restful_groups
+        return False
+
     def director(self) -> "Director":
         if self._director is None:
             self._director = Director(self)
@@ -153,6 +184,7 @@ class GenericAPIServer:
             _write_discovery(request, discovery.api_group_list(self.all_groups()))
 
         self.mux["/api"] = funnel(api)
+        self.restful_paths.add("/api")
         self.mux["/apis"] = funnel(apis)
 
 
@@ -206,13 +238,23 @@ class Director(Resource):
             prefix = "/".join(segments[:4])
         if prefix is not None and prefix in server.group_versions:
             agv = server.group_versions[prefix]
+            restful = agv.group in server.restful_groups
             if path == prefix:
-                if method in ("GET", "HEAD"):
+                if method == "GET":
                     _write_discovery(request, agv.api_resource_list())
+                elif restful:
+                    write_status_error(request, errors.new_method_not_allowed())
                 else:
-                    write_status_error(request, errors.make_status(
-                        405, "MethodNotAllowed",
-                        "the server does not allow this method on the requested resource", {}))
+                    write_plain_not_found(request)
+                return NOT_DONE_YET
+            if method == "HEAD":
+                # go-restful routes have no HEAD; custom resources refuse it as not found
+                if not restful:
+                    write_plain_not_found(request)
+                elif agv.match("GET", path) == "none":
+                    write_status_error(request, not_found_status())
+                else:
+                    write_status_error(request, errors.new_method_not_allowed())
                 return NOT_DONE_YET
             found = agv.match(method, path)
             if found == "ok":
@@ -220,11 +262,12 @@ class Director(Resource):
                 request.postpath = [s.encode() for s in path[len(prefix):].strip("/").split("/")]
                 return agv.resource().render(request)
             if found == "method":
-                write_status_error(request, errors.make_status(
-                    405, "MethodNotAllowed",
-                    "the server does not allow this method on the requested resource", {}))
+                write_status_error(request, errors.new_method_not_allowed())
                 return NOT_DONE_YET
-            write_status_error(request, not_found_status())
+            if restful:
+                write_status_error(request, not_found_status())
+            else:
+                write_plain_not_found(request)
             return NOT_DONE_YET
         # /apis/<group>: legacy group document
         if len(segments) == 3 and segments[1] == "apis" and segments[2] in server.groups \
@@ -233,6 +276,9 @@ class Director(Resource):
             _write_discovery(request, discovery.api_group(g, server.groups[g]))
             return NOT_DONE_YET
         handler = server.mux.get(path)
+        if handler is not None and path in server.restful_paths and method != "GET":
+            write_status_error(request, errors.new_method_not_allowed())
+            return NOT_DONE_YET
         if handler is None:
             for p, h in server.prefix_mux.items():
                 if path == p or path.startswith(p + "/"):
@@ -241,9 +287,12 @@ class Director(Resource):
         if handler is not None:
             handler(request)
             return NOT_DONE_YET
+        if server.owns_restful_path(path):
+            write_status_error(request, not_found_status())
+            return NOT_DONE_YET
         if server.delegate is not None:
             return server.delegate.director().render(request)
-        write_status_error(request, not_found_status())
+        write_plain_not_found(request)
         return NOT_DONE_YET
 
 
@@ -270,3 +319,4 @@ def install_health_routes(front: GenericAPIServer, version_info: dict) -> None:
         write_object(request, 200, version_info)
 
     front.mux["/version"] = funnel(version)
+    front.restful_paths.add("/version")

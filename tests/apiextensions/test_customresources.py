@@ -340,3 +340,19 @@ class FieldValidationTests(CRDTestCase):
         self.assertEqual((code, obj["message"]), (
             400, 'error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal '
                  'errors:\n  line 9: key "color" already set in map'))
+
+
+class RoutingTests(CRDTestCase):
+    def test_unknown_paths_in_custom_resource_group(self):
+        """Custom resources are served outside go-restful: an unknown version or resource of
+        their group, a write to the version's discovery document, or HEAD are a plain-text
+        404, as upstream's crdHandler delegates them to the not-found handler."""
+        self.install()
+        for method, path in (("GET", "/apis/example.com/v9"), ("GET", "/apis/example.com/v1/foos"),
+                             ("POST", "/apis/example.com/v1"), ("HEAD", WIDGETS),
+                             ("HEAD", "/apis/example.com/v1")):
+            code, body, response = self.request(method, path, b"{}" if method == "POST" else None)
+            self.assertEqual((code, response.headers.getRawHeaders("content-type")),
+                             (404, ["text/plain; charset=utf-8"]), (method, path))
+            if method != "HEAD":
+                self.assertEqual(body, "404 page not found\n")

@@ -132,3 +132,54 @@ class OpenAPITests(KubeTestCase):
         self.assertEqual(op["x-kubernetes-group-version-kind"],
                          {"group": "apps", "version": "v1", "kind": "Deployment"})
         self.assertIn("fieldValidation", [p["name"] for p in op["parameters"]])
+
+
+#: What kube-apiserver's go-restful containers answer for a path under one of their web
+#: services that no route serves.
+ROUTE_NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": "the server could not find the requested resource",
+                   "reason": "NotFound", "details": {}, "code": 404}
+METHOD_NOT_ALLOWED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                      "message": "the server does not allow this method on the requested "
+                                 "resource", "reason": "MethodNotAllowed", "details": {},
+                      "code": 405}
+
+
+class RoutingTests(KubeTestCase):
+    def test_unknown_path_under_web_service(self):
+        """A path under /api, a built-in group or /version that no route serves is a 404
+        Status with empty details (upstream go-restful container)."""
+        for path in ("/api/v2", "/api/foo/bar", "/api/v1/foos", "/apis/apps/v9",
+                     "/apis/apps/v1/foos", "/apis/apps/v1/namespaces/default/foos/x",
+                     "/apis/apiregistration.k8s.io/v9", "/apis/apiextensions.k8s.io/v1/foos",
+                     "/api/v1/namespaces/default/configmaps/x/foo", "/version/foo"):
+            code, body, _ = self.request("GET", path)
+            self.assertEqual((code, body), (404, ROUTE_NOT_FOUND), path)
+
+    def test_unknown_path_elsewhere(self):
+        """Any other unserved path is Go's plain-text C{404 page not found} (upstream's last
+        delegate)."""
+        for path in ("/foo", "/apis/foo", "/apis/foo/v1", "/.well-known/foo"):
+            code, body, response = self.request("GET", path)
+            self.assertEqual((code, body, response.headers.getRawHeaders("content-type")),
+                             (404, "404 page not found\n", ["text/plain; charset=utf-8"]), path)
+
+    def test_method_not_allowed(self):
+        """Another method on a go-restful route, HEAD included, is 405 with empty details."""
+        for method, path in (("POST", "/api"), ("POST", "/version"), ("HEAD", "/version"),
+                             ("POST", "/apis/apps/v1"), ("HEAD", "/api/v1"),
+                             ("HEAD", "/api/v1/namespaces/default/configmaps"),
+                             ("PUT", "/api/v1/namespaces/default/configmaps"),
+                             ("POST", "/.well-known/openid-configuration")):
+            code, body, _ = self.request(method, path, b"{}" if method != "HEAD" else None)
+            self.assertEqual(code, 405, (method, path))
+            if method != "HEAD":
+                self.assertEqual(body, METHOD_NOT_ALLOWED, (method, path))
+        code, _, _ = self.request("HEAD", "/api/v1/namespaces/default/foos")
+        self.assertEqual(code, 404)
+
+    def test_openapi_v3_unknown(self):
+        """An unknown /openapi/v3 document is a bare 404: no body, no content type."""
+        code, body, response = self.request("GET", "/openapi/v3/apis/foo")
+        self.assertEqual((code, body, response.headers.getRawHeaders("content-type")),
+                         (404, "", None))
