@@ -11,6 +11,7 @@ in the chain answers 404 NotFound.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Awaitable, Callable, Optional
 from urllib.parse import parse_qs
 
@@ -302,12 +303,7 @@ def install_health_routes(front: GenericAPIServer, version_info: dict) -> None:
         async def health(request: Any, endpoint: str = endpoint) -> None:
             path = request.path.decode("utf-8", "replace").rstrip("/")
             sub = path[len(endpoint) + 2:] if len(path) > len(endpoint) + 1 else ""
-            kind = "readyz" if endpoint == "readyz" else "healthz"
-            checks = front.all_checks(kind)
-            if endpoint == "livez":
-                checks = [c for c in checks if c.name not in ("shutdown", "etcd-readiness")]
-            elif endpoint == "healthz":
-                checks = [c for c in checks if c.name not in ("shutdown", "etcd-readiness")]
+            checks = _endpoint_checks(front, endpoint)
             query = parse_qs(request.uri.decode("latin-1").partition("?")[2], keep_blank_values=True)
             code, body = await render_health(endpoint, checks, sub, query)
             request.setHeader(b"X-Content-Type-Options", b"nosniff")
@@ -320,3 +316,43 @@ def install_health_routes(front: GenericAPIServer, version_info: dict) -> None:
 
     front.mux["/version"] = funnel(version)
     front.restful_paths.add("/version")
+
+    async def index(request: Any) -> None:
+        body = json.dumps({"paths": listed_paths(front)}, indent=2).encode()
+        write_body(request, 200, body, "application/json")
+
+    front.mux["/"] = funnel(index)
+    front.mux["/index.html"] = funnel(index)
+
+
+def _endpoint_checks(front: GenericAPIServer, endpoint: str) -> list[HealthCheck]:
+    """The checks C{/healthz}, C{/livez} or C{/readyz} run (the first two without the
+    readiness-only C{shutdown} and C{etcd-readiness})."""
+    checks = front.all_checks("readyz" if endpoint == "readyz" else "healthz")
+    if endpoint != "readyz":
+        checks = [c for c in checks if c.name not in ("shutdown", "etcd-readiness")]
+    return checks
+
+
+def listed_paths(front: GenericAPIServer) -> list[str]:
+    """
+    What C{GET /} lists (upstream C{routes.Index} over C{ListedPaths()} of the whole chain):
+    every served group and group-version path, C{/apis/}, the mux paths, and one path per
+    health check under C{/healthz}, C{/livez} and C{/readyz}; sorted, as Go's C{sort.Strings}.
+    The index itself (C{/}, C{/index.html}) is not listed.
+    """
+    paths: set[str] = set()
+    for s in front.chain():
+        paths.update(s.mux)
+        paths.update(s.prefix_mux)
+        paths.update(s.group_versions)
+        paths.update(f"/apis/{g}" for g in s.groups if g)
+    paths.difference_update(("/", "/index.html"))
+    if "/apis" in paths:
+        paths.add("/apis/")
+    if "/openapi/v3" in paths:
+        paths.add("/openapi/v3/")
+    for endpoint in ("healthz", "livez", "readyz"):
+        if f"/{endpoint}" in paths:
+            paths.update(f"/{endpoint}/{c.name}" for c in _endpoint_checks(front, endpoint))
+    return sorted(paths)

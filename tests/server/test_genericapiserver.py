@@ -1,6 +1,8 @@
 """Discovery, health, version and OpenAPI of the server chain."""
 
-from tests.support import KubeTestCase
+import json
+
+from tests.support import ADMIN, KubeTestCase
 
 AGG = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
 
@@ -183,3 +185,26 @@ class RoutingTests(KubeTestCase):
         code, body, response = self.request("GET", "/openapi/v3/apis/foo")
         self.assertEqual((code, body, response.headers.getRawHeaders("content-type")),
                          (404, "", None))
+
+
+class IndexTests(KubeTestCase):
+    def test_index(self):
+        """GET / (and /index.html) lists the served paths, sorted, as upstream's
+        C{routes.Index}: MarshalIndent with two spaces, no trailing newline."""
+        for path in ("/", "/index.html"):
+            d = self.treq.get("https://kubetwist.test" + path,
+                              headers={k: [v] for k, v in ADMIN.items()})
+            self.treq.flush()
+            response = self.successResultOf(d)
+            raw = self.successResultOf(response.content())
+            self.assertEqual((response.code, raw[:14]), (200, b'{\n  "paths": ['), path)
+            self.assertTrue(raw.endswith(b'"\n  ]\n}'), raw[-20:])
+            paths = json.loads(raw)["paths"]
+            self.assertEqual(paths, sorted(paths))
+            for p in ("/api", "/api/v1", "/apis", "/apis/", "/apis/apps", "/apis/apps/v1",
+                      "/healthz", "/healthz/ping", "/livez/etcd", "/readyz/shutdown",
+                      "/openapi/v2", "/openapi/v3", "/openapi/v3/", "/version",
+                      "/.well-known/openid-configuration", "/openid/v1/jwks"):
+                self.assertIn(p, paths)
+            self.assertNotIn("/livez/shutdown", paths)
+            self.assertNotIn("/", paths)
