@@ -108,7 +108,9 @@ class APIExtensionsServer:
         self.server = GenericAPIServer("apiextensions-apiserver", clock, None)
         info = APIGroupInfo(GROUP, VERSION, [CRDS], STRATEGIES,
                             {"customresourcedefinitions": f"/registry/{GROUP}/customresourcedefinitions"},
-                            return_deleted={"customresourcedefinitions"})
+                            return_deleted={"customresourcedefinitions"},
+                            # upstream still encodes CRDs as v1beta1 in etcd
+                            storage_versions={"customresourcedefinitions": (GROUP, "v1beta1")})
         self.stores = install_api_group(self.server, info, storage, clock, admission)
         self.crds = self._replace_store(self.stores["customresourcedefinitions"])
         self.crds.mark_deleting = _mark_terminating

@@ -43,6 +43,8 @@ class APIGroupInfo:
     @ivar converters: resources stored in another version (shared keys with the
         storage version's group-version): C{{resource: VersionConverter}}, see
         L{kubetwist.registry.generic.versioned}.
+    @ivar storage_versions: C{{resource: (group, version)}} where upstream's storage version
+        differs from the served one (discovery's C{storageVersionHash} is of that version).
     """
 
     group: str
@@ -52,6 +54,7 @@ class APIGroupInfo:
     key_roots: dict[str, str] = field(default_factory=dict)
     return_deleted: set[str] = field(default_factory=set)
     converters: dict[str, Any] = field(default_factory=dict)
+    storage_versions: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def patch_meta_for(group: str, kind: str, version: str | None = None) -> Any:
@@ -103,6 +106,7 @@ def install_api_group(server: Any, info: APIGroupInfo, storage: Any, clock: Any,
             store, subs, admission, clock, min_request_timeout,
             patch_meta=patch_meta_for(spec.group, spec.kind, spec.version),
         )
-        agv.install(APIResource(handlers, list(spec.verbs or ALL_VERBS), sub_verbs))
+        agv.install(APIResource(handlers, list(spec.verbs or ALL_VERBS), sub_verbs,
+                                storage_version=info.storage_versions.get(spec.resource)))
     server.install_api_group_version(agv)
     return stores

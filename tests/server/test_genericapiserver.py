@@ -208,3 +208,23 @@ class IndexTests(KubeTestCase):
                 self.assertIn(p, paths)
             self.assertNotIn("/livez/shutdown", paths)
             self.assertNotIn("/", paths)
+
+
+class StorageVersionHashTests(KubeTestCase):
+    def _hash(self, path: str, resource: str) -> str:
+        code, doc, _ = self.request("GET", path)
+        return {r["name"]: r for r in doc["resources"]}[resource].get("storageVersionHash")
+
+    def test_hash_of_storage_version(self):
+        """storageVersionHash is of the version upstream stores: events.k8s.io Events as core
+        v1 Events, autoscaling/v1 HPAs as autoscaling/v2, CRDs as apiextensions v1beta1
+        (values read from kube-apiserver v1.32)."""
+        for path, resource, expected in (
+                ("/api/v1", "events", "r2yiGXH7wu8="),
+                ("/apis/events.k8s.io/v1", "events", "r2yiGXH7wu8="),
+                ("/apis/autoscaling/v1", "horizontalpodautoscalers", "qwQve8ut294="),
+                ("/apis/autoscaling/v2", "horizontalpodautoscalers", "qwQve8ut294="),
+                ("/apis/apiextensions.k8s.io/v1", "customresourcedefinitions", "jfWCUB31mvA="),
+                ("/apis/admissionregistration.k8s.io/v1", "validatingwebhookconfigurations",
+                 "B0wHjQmsGNk=")):
+            self.assertEqual(self._hash(path, resource), expected, path)
