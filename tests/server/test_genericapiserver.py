@@ -64,6 +64,12 @@ class DiscoveryTests(KubeTestCase):
         self.assertEqual(deploy["responseKind"], {"group": "", "version": "", "kind": "Deployment"})
         self.assertEqual([s["subresource"] for s in deploy["subresources"]], ["scale", "status"])
 
+    def test_aggregated_core_group_has_no_name(self):
+        """/api in aggregated form: the core group's metadata has no (empty, omitempty) name,
+        only Go's null creationTimestamp."""
+        code, doc, _ = self.request("GET", "/api", headers={"Accept": AGG})
+        self.assertEqual([i["metadata"] for i in doc["items"]], [{"creationTimestamp": None}])
+
     def test_group(self):
         """/apis/apps is an APIGroup with v1 preferred."""
         code, doc, _ = self.request("GET", "/apis/apps")
