@@ -85,6 +85,25 @@ class DiscoveryTests(KubeTestCase):
         item = [i for i in lst["items"] if i["metadata"]["name"] == "v1.apps"][0]
         self.assertEqual(item["status"]["conditions"][0]["reason"], "Local")
 
+    def test_apiservice_priorities(self):
+        """Autoregistered APIServices carry upstream's group and version priorities
+        (C{apiVersionPriorities}) and field manager; the aggregator's own group has none."""
+        code, lst, _ = self.request("GET", "/apis/apiregistration.k8s.io/v1/apiservices")
+        by = {i["metadata"]["name"]: i for i in lst["items"]}
+        self.assertNotIn("v1.apiregistration.k8s.io", by)
+        for name, group_priority, version_priority in (
+                ("v1.", 18000, 1), ("v1.apps", 17800, 15), ("v2.autoscaling", 17500, 30),
+                ("v1.autoscaling", 17500, 15), ("v1.flowcontrol.apiserver.k8s.io", 16100, 21),
+                ("v1.events.k8s.io", 17750, 15)):
+            spec = by[name]["spec"]
+            self.assertEqual((spec["groupPriorityMinimum"], spec["versionPriority"]),
+                             (group_priority, version_priority), name)
+        fields = by["v1."]["metadata"]["managedFields"]
+        self.assertEqual([(f["manager"], f["operation"]) for f in fields],
+                         [("kube-apiserver", "Update")])
+        self.assertEqual(fields[0]["fieldsV1"]["f:spec"], {
+            "f:groupPriorityMinimum": {}, "f:version": {}, "f:versionPriority": {}})
+
 
 class HealthTests(KubeTestCase):
     def test_readyz_verbose_lists_checks_and_hooks(self):
