@@ -356,3 +356,43 @@ class RoutingTests(CRDTestCase):
                              (404, ["text/plain; charset=utf-8"]), (method, path))
             if method != "HEAD":
                 self.assertEqual(body, "404 page not found\n")
+
+
+class WatchListTests(CRDTestCase):
+    def test_initial_events_list_blueprint(self):
+        """The initial-events-end bookmark of a custom resource watch-list carries the empty
+        list as Go encodes an unstructured list: sorted keys, no metadata, C{items: []}."""
+        import base64
+        import json
+
+        self.install()
+        d = self.treq.get(
+            "https://kubetwist.test" + WIDGETS + "?watch=1&sendInitialEvents=true"
+            "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=5",
+            headers={"Authorization": ["Bearer admin-token"]})
+        self.treq.flush()
+        response = self.successResultOf(d)
+        chunks = []
+        response.deliverBody(_Collect(chunks))
+        self.treq.flush()
+        self.clock.advance(6)
+        self.treq.flush()
+        events = [json.loads(line) for line in b"".join(chunks).splitlines() if line]
+        annotations = events[-1]["object"]["metadata"]["annotations"]
+        self.assertEqual(
+            base64.b64decode(annotations["kubernetes.io/initial-events-list-blueprint"]),
+            b'{"apiVersion":"example.com/v1","items":[],"kind":"WidgetList"}\n')
+
+
+class _Collect:
+    def __init__(self, chunks):
+        self.chunks = chunks
+
+    def makeConnection(self, transport):
+        pass
+
+    def dataReceived(self, data):
+        self.chunks.append(data)
+
+    def connectionLost(self, reason):
+        pass

@@ -15,6 +15,11 @@ from kubetwist.storage.sqlite import SQLiteStorage
 from tests.support import ADMIN, FakeReactorClock, InlinePool, KubeTestCase, build_chain
 
 
+#: base64 of C{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":null}}
+#: and a newline, as kube-apiserver v1.32 annotates the initial-events-end bookmark.
+BLUEPRINT = "eyJraW5kIjoiQ29uZmlnTWFwTGlzdCIsImFwaVZlcnNpb24iOiJ2MSIsIm1ldGFkYXRhIjp7fSwiaXRlbXMiOm51bGx9Cg=="
+
+
 class WatchTests(KubeTestCase):
     def open_watch(self, path):
         d = self.treq.get("https://kubetwist.test" + path, headers={k: [v] for k, v in ADMIN.items()})
@@ -78,7 +83,8 @@ class WatchTests(KubeTestCase):
         evs = self.events(chunks)
         self.assertEqual(evs[-1]["type"], "BOOKMARK")
         self.assertEqual(evs[-1]["object"]["metadata"]["annotations"],
-                         {"k8s.io/initial-events-end": "true"})
+                         {"k8s.io/initial-events-end": "true",
+                          "kubernetes.io/initial-events-list-blueprint": BLUEPRINT})
         self.assertIn("a", [e["object"]["metadata"]["name"] for e in evs[:-1]])
 
 
@@ -129,6 +135,26 @@ class CachedWatchTests(CachedChainMixin, WatchTests):
             "kind": "ConfigMap", "apiVersion": "v1",
             "metadata": {"resourceVersion": other["metadata"]["resourceVersion"]}}}])
 
+    def test_legacy_watch_ends_initial_events_with_bookmark(self):
+        """A watch from "" or "0" that allows bookmarks gets the existing objects as ADDED,
+        then the annotated initial-events-end BOOKMARK (kube-apiserver v1.32 does so without
+        sendInitialEvents); from a given resourceVersion it gets none."""
+        a = self.cm("a")
+        for rv in ("", "&resourceVersion=0"):
+            _, chunks = self.open_watch("/api/v1/namespaces/default/configmaps?watch=1"
+                                        "&allowWatchBookmarks=true" + rv)
+            evs = self.events(chunks)
+            self.assertEqual([e["type"] for e in evs], ["ADDED"] * (len(evs) - 1) + ["BOOKMARK"],
+                             rv)
+            self.assertIn("a", [e["object"]["metadata"]["name"] for e in evs[:-1]])
+            self.assertEqual(evs[-1]["object"]["metadata"]["annotations"], {
+                "k8s.io/initial-events-end": "true",
+                "kubernetes.io/initial-events-list-blueprint": BLUEPRINT})
+        _, chunks = self.open_watch(
+            "/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true"
+            f"&resourceVersion={a['metadata']['resourceVersion']}")
+        self.assertEqual(self.events(chunks), [])
+
     def test_watch_list_from_cache(self):
         """Watch-list from the cache: ADDED per object, then the annotated BOOKMARK at the
         list's resourceVersion, then live changes."""
@@ -145,7 +171,9 @@ class CachedWatchTests(CachedChainMixin, WatchTests):
         self.assertEqual(evs[end[0]]["object"], {
             "kind": "ConfigMap", "apiVersion": "v1",
             "metadata": {"resourceVersion": str(int(b["metadata"]["resourceVersion"]) - 1),
-                         "annotations": {"k8s.io/initial-events-end": "true"}}})
+                         "annotations": {"k8s.io/initial-events-end": "true",
+                                         "kubernetes.io/initial-events-list-blueprint":
+                                             BLUEPRINT}}})
         self.assertEqual(evs[end[0] + 1:], [{"type": "ADDED", "object": b}])
 
     def test_too_old_resource_version_gone(self):

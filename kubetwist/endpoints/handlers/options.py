@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import selectors
 from kubetwist.registry.deletion import validate_delete_options
 from kubetwist.registry.generic.store import ListOptions
@@ -111,50 +112,51 @@ def list_options(query: dict[str, list[str]], strategy: Strategy, kind_version: 
     )
 
 
-def _invalid_list_options(detail: str) -> errors.StatusError:
-    return errors.make_status(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {detail}')
+def _invalid_list_options(err: Any) -> errors.StatusError:
+    """422 C{ListOptions.meta.k8s.io "" is invalid: ...} with upstream's details (group, kind
+    and the one cause)."""
+    return errors.new_invalid("meta.k8s.io", "ListOptions", "", [err])
 
 
 def _validate_list_options(query: dict[str, list[str]], rv: str, rv_match: str, cont: str,
                            send_initial: Optional[bool]) -> None:
     """Upstream C{ValidateListOptions} (C{apimachinery/pkg/apis/meta/internalversion})."""
     if rv_match and rv_match not in ("Exact", "NotOlderThan"):
-        raise _invalid_list_options(
-            f'resourceVersionMatch: Unsupported value: "{rv_match}": supported values: '
-            f'"Exact", "NotOlderThan", ""')
+        raise _invalid_list_options(fe.not_supported(
+            "resourceVersionMatch", rv_match, ["Exact", "NotOlderThan", ""]))
     if send_initial is not None:
         if not bool_param(query, "watch"):
-            raise _invalid_list_options(
-                "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list")
+            raise _invalid_list_options(fe.forbidden(
+                "sendInitialEvents", "sendInitialEvents is forbidden for list"))
         if rv_match != "NotOlderThan":
-            raise _invalid_list_options(
-                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
-                "resourceVersionMatch to NotOlderThan")
+            raise _invalid_list_options(fe.forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
         if not bool_param(query, "allowWatchBookmarks"):
-            raise _invalid_list_options(
-                "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting "
-                "allowWatchBookmarks to true")
+            raise _invalid_list_options(fe.forbidden(
+                "allowWatchBookmarks",
+                "sendInitialEvents requires setting allowWatchBookmarks to true"))
         return
     if rv_match:
         if bool_param(query, "watch"):
-            raise _invalid_list_options(
-                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch")
+            raise _invalid_list_options(fe.forbidden(
+                "resourceVersionMatch", "resourceVersionMatch is forbidden for watch"))
         if not rv:
-            raise _invalid_list_options(
-                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless "
-                "resourceVersion is provided")
+            raise _invalid_list_options(fe.forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided"))
         if cont:
-            raise _invalid_list_options(
-                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when "
-                "continue is provided")
+            raise _invalid_list_options(fe.forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided"))
         if rv_match == "Exact" and rv == "0":
-            raise _invalid_list_options(
-                'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for '
-                'resourceVersion "0"')
+            raise _invalid_list_options(fe.forbidden(
+                "resourceVersionMatch",
+                'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
     if cont and rv and rv != "0":
-        raise _invalid_list_options(
-            "resourceVersion: Forbidden: specifying resource version is not allowed when using "
-            "continue")
+        raise _invalid_list_options(fe.forbidden(
+            "resourceVersion",
+            "specifying resource version is not allowed when using continue"))
 
 
 def delete_options(query: dict[str, list[str]], body: Optional[dict]) -> dict:

@@ -9,6 +9,7 @@ PartialObjectMetadata), encode.  Errors go through L{kubetwist.endpoints.respons
 
 from __future__ import annotations
 
+import base64
 import copy
 import random
 from dataclasses import dataclass
@@ -27,6 +28,9 @@ from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import codec, errors, strict
 from kubetwist.runtime import types as typetables
 from kubetwist.storage.interfaces import INITIAL_EVENTS_END_ANNOTATION, WatchEvent
+
+#: Upstream C{metav1.InitialEventsListBlueprintAnnotationKey}.
+INITIAL_EVENTS_LIST_BLUEPRINT_ANNOTATION = "kubernetes.io/initial-events-list-blueprint"
 
 log = Logger()
 
@@ -302,6 +306,17 @@ class ResourceHandlers:
             write_object(request, 200, lst, out.media)
 
     # --- WATCH ---------------------------------------------------------------------------------
+    def list_blueprint(self) -> bytes:
+        """
+        The empty list of this resource as the watch encodes it, for the
+        C{kubernetes.io/initial-events-list-blueprint} annotation of the initial-events-end
+        bookmark (upstream C{watchListTransformer}): C{{"kind": "ConfigMapList", "apiVersion":
+        "v1", "metadata": {}, "items": null}} and a newline.
+        """
+        return codec.encode_json({"kind": self.spec.list_kind,
+                                  "apiVersion": self.spec.api_version, "metadata": {},
+                                  "items": None}) + b"\n"
+
     async def watch(self, request: Any, namespace: str, name: str = "") -> None:
         """
         Serve a watch as a chunked stream of C{{"type", "object"}} JSON lines (upstream
@@ -367,6 +382,11 @@ class ResourceHandlers:
             request.write(codec.encode_json({"type": ev_type, "object": obj}) + b"\n")
 
         def bookmark(meta: dict) -> None:
+            annotations = meta.get("annotations") or {}
+            if annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true":
+                meta = {**meta, "annotations": {
+                    **annotations, INITIAL_EVENTS_LIST_BLUEPRINT_ANNOTATION:
+                        base64.b64encode(self.list_blueprint()).decode()}}
             emit("BOOKMARK", {"kind": self.spec.kind, "apiVersion": self.spec.api_version,
                               "metadata": meta})
 
