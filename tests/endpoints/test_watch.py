@@ -74,6 +74,30 @@ class WatchTests(KubeTestCase):
         self.treq.flush()
         self.assertEqual(len(self.chain.long_running), 0)
 
+    def test_invalid_list_options(self):
+        """Invalid list/watch options are 422 ListOptions.meta.k8s.io with upstream's details:
+        group, kind and one cause."""
+        code, body, _ = self.request(
+            "GET", "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true")
+        self.assertEqual((code, body), (422, {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
+                       "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            "reason": "Invalid",
+            "details": {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [{
+                "reason": "FieldValueForbidden",
+                "message": "Forbidden: sendInitialEvents requires setting resourceVersionMatch "
+                           "to NotOlderThan",
+                "field": "resourceVersionMatch"}]},
+            "code": 422}))
+        code, body, _ = self.request(
+            "GET", "/api/v1/namespaces/default/configmaps?resourceVersion=1"
+                   "&resourceVersionMatch=Foo")
+        self.assertEqual(body["details"]["causes"], [{
+            "reason": "FieldValueNotSupported",
+            "message": 'Unsupported value: "Foo": supported values: "Exact", "NotOlderThan", ""',
+            "field": "resourceVersionMatch"}])
+
     def test_send_initial_events_bookmark(self):
         """sendInitialEvents: ADDED for existing objects, then the annotated BOOKMARK."""
         self.cm("a")
