@@ -216,7 +216,7 @@ class Aggregator:
     async def _refresh_spec(self, name: str, spec: dict) -> None:
         """An existing automanaged APIService whose spec differs from what the chain wants is
         updated (upstream C{autoregister} checks its APIServices against the desired ones)."""
-        async def fix(current: Optional[dict]) -> dict:
+        async def fix(current: dict | None) -> dict:
             if current is None:
                 raise errors.new_not_found(GROUP, "apiservices", name)
             labels = (current.get("metadata") or {}).get("labels") or {}

@@ -14,7 +14,6 @@ from kubetwist.storage.cacher import Cacher
 from kubetwist.storage.sqlite import SQLiteStorage
 from tests.support import ADMIN, FakeReactorClock, InlinePool, KubeTestCase, build_chain
 
-
 #: base64 of C{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":null}}
 #: and a newline, as kube-apiserver v1.32 annotates the initial-events-end bookmark.
 BLUEPRINT = "eyJraW5kIjoiQ29uZmlnTWFwTGlzdCIsImFwaVZlcnNpb24iOiJ2MSIsIm1ldGFkYXRhIjp7fSwiaXRlbXMiOm51bGx9Cg=="

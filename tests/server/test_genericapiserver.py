@@ -67,7 +67,7 @@ class DiscoveryTests(KubeTestCase):
     def test_aggregated_core_group_has_no_name(self):
         """/api in aggregated form: the core group's metadata has no (empty, omitempty) name,
         only Go's null creationTimestamp."""
-        code, doc, _ = self.request("GET", "/api", headers={"Accept": AGG})
+        _, doc, _ = self.request("GET", "/api", headers={"Accept": AGG})
         self.assertEqual([i["metadata"] for i in doc["items"]], [{"creationTimestamp": None}])
 
     def test_group(self):
@@ -88,7 +88,7 @@ class DiscoveryTests(KubeTestCase):
     def test_apiservice_priorities(self):
         """Autoregistered APIServices carry upstream's group and version priorities
         (C{apiVersionPriorities}) and field manager; the aggregator's own group has none."""
-        code, lst, _ = self.request("GET", "/apis/apiregistration.k8s.io/v1/apiservices")
+        _, lst, _ = self.request("GET", "/apis/apiregistration.k8s.io/v1/apiservices")
         by = {i["metadata"]["name"]: i for i in lst["items"]}
         self.assertNotIn("v1.apiregistration.k8s.io", by)
         for name, group_priority, version_priority in (
@@ -237,7 +237,7 @@ class IndexTests(KubeTestCase):
 
 class StorageVersionHashTests(KubeTestCase):
     def _hash(self, path: str, resource: str) -> str:
-        code, doc, _ = self.request("GET", path)
+        _, doc, _ = self.request("GET", path)
         return {r["name"]: r for r in doc["resources"]}[resource].get("storageVersionHash")
 
     def test_hash_of_storage_version(self):
