@@ -121,6 +121,22 @@ STRATEGIES = {
 }
 
 
+#: Upstream C{apiVersionPriorities} (C{pkg/controlplane/apiserver/aggregator.go}) where the
+#: version priority of a local group-version is not 15.
+VERSION_PRIORITY = {("", "v1"): 1, ("autoscaling", "v2"): 30,
+                    ("flowcontrol.apiserver.k8s.io", "v1"): 21}
+
+
+def _autoregistered_fields(group: str) -> dict:
+    """The C{fieldsV1} of the APIService the C{autoregister} controller creates (its client's
+    create as field manager C{kube-apiserver})."""
+    spec = {"f:group": {}} if group else {}
+    spec.update({"f:groupPriorityMinimum": {}, "f:version": {}, "f:versionPriority": {}})
+    return {"f:metadata": {"f:labels": {".": {},
+                                        "f:kube-aggregator.kubernetes.io/automanaged": {}}},
+            "f:spec": spec}
+
+
 class Aggregator:
     """The front server: serves APIServices and registers the local ones of the chain."""
 
@@ -143,16 +159,29 @@ class Aggregator:
         return out
 
     async def autoregister(self) -> None:
-        """Create or refresh a local APIService for every group-version the chain serves."""
+        """
+        Create or refresh a local APIService for every group-version the chain serves but
+        the aggregator's own (upstream C{autoregister}, with C{apiVersionPriorities}), as
+        field manager C{kube-apiserver}.
+        """
+        from kubetwist.apimachinery.meta import now_rfc3339
+
         for g, v in self.local_group_versions():
+            if g == GROUP:
+                continue
             name = f"{v}.{g}"  # the core group's is "v1." upstream
             priority = GROUP_PRIORITY.get(g, 1000)
             desired = {
                 "apiVersion": f"{GROUP}/{VERSION}", "kind": "APIService",
                 "metadata": {"name": name,
-                             "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"}},
+                             "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"},
+                             "managedFields": [{
+                                 "manager": "kube-apiserver", "operation": "Update",
+                                 "apiVersion": f"{GROUP}/{VERSION}",
+                                 "time": now_rfc3339(self.clock), "fieldsType": "FieldsV1",
+                                 "fieldsV1": _autoregistered_fields(g)}]},
                 "spec": {"version": v, "groupPriorityMinimum": priority,
-                         "versionPriority": 15},
+                         "versionPriority": VERSION_PRIORITY.get((g, v), 15)},
             }
             if g:
                 desired["spec"]["group"] = g
@@ -161,7 +190,44 @@ class Aggregator:
             except errors.StatusError as e:
                 if e.code != 409:
                     raise
+                await self._refresh_spec(name, desired["spec"])
             await self.set_available(name)
+        await self._remove_stale_onstart()
+
+    async def _remove_stale_onstart(self) -> None:
+        """APIServices labelled C{automanaged: onstart} for a group-version the chain no longer
+        serves locally (or the aggregator's own) are deleted at start, as upstream's
+        C{autoregister} does in its first sync."""
+        from kubetwist.registry.generic.store import ListOptions
+
+        local = {gv for gv in self.local_group_versions() if gv[0] != GROUP}
+        lst = await self.apiservices.list("", ListOptions())
+        for item in lst["items"]:
+            meta = item.get("metadata") or {}
+            spec = item.get("spec") or {}
+            if (meta.get("labels") or {}).get("kube-aggregator.kubernetes.io/automanaged") \
+                    != "onstart" or (spec.get("group", ""), spec.get("version", "")) in local:
+                continue
+            try:
+                await self.apiservices.delete("", meta["name"])
+            except errors.StatusError as e:
+                if e.code != 404:
+                    raise
+
+    async def _refresh_spec(self, name: str, spec: dict) -> None:
+        """An existing automanaged APIService whose spec differs from what the chain wants is
+        updated (upstream C{autoregister} checks its APIServices against the desired ones)."""
+        async def fix(current: dict | None) -> dict:
+            if current is None:
+                raise errors.new_not_found(GROUP, "apiservices", name)
+            labels = (current.get("metadata") or {}).get("labels") or {}
+            if labels.get("kube-aggregator.kubernetes.io/automanaged") == "onstart":
+                current["spec"] = {**(current.get("spec") or {}), **spec}
+            return current
+
+        current = await self.apiservices._get_or_none(self.apiservices.key("", name))
+        if current is not None and {k: (current.get("spec") or {}).get(k) for k in spec} != spec:
+            await self.apiservices.update("", name, fix)
 
     async def sync_crd_apiservices(self, desired: set) -> None:
         """

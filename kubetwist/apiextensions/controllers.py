@@ -39,8 +39,13 @@ FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 def set_condition(crd: dict, cond: dict, now: str) -> None:
     """Upstream C{SetCRDCondition}: replace the condition of that type; the transition time
     changes only when the status does."""
-    status = crd.setdefault("status", {})
-    conds = status.setdefault("conditions", [])
+    status = crd.get("status")
+    if not isinstance(status, dict):
+        status = crd["status"] = {}
+    conds = status.get("conditions")
+    if not isinstance(conds, list):
+        # a status written with "conditions": null (allowed: the field is a plain list)
+        conds = status["conditions"] = []
     for i, old in enumerate(conds):
         if old.get("type") == cond["type"]:
             if old.get("status") != cond["status"] or "lastTransitionTime" not in old:

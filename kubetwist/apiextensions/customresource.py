@@ -441,6 +441,12 @@ class CustomResourceHandlers(ResourceHandlers):
         lst["metadata"].setdefault("continue", "")
         return lst
 
+    def list_blueprint(self) -> bytes:
+        """The empty list for the initial-events-end bookmark: an unstructured list, which Go
+        encodes as a map (sorted keys, no metadata, C{items: []})."""
+        return codec.encode_json({"apiVersion": self.spec.api_version, "items": [],
+                                  "kind": self.spec.list_kind}) + b"\n"
+
     def field_manager_schema(self) -> Any:
         """The structured-merge schema from this version's structural schema."""
         from kubetwist.apimachinery.fieldmanager import typed as fmtyped

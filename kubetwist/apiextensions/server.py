@@ -109,7 +109,9 @@ class APIExtensionsServer:
         self.server = GenericAPIServer("apiextensions-apiserver", clock, None)
         info = APIGroupInfo(GROUP, VERSION, [CRDS], STRATEGIES,
                             {"customresourcedefinitions": f"/registry/{GROUP}/customresourcedefinitions"},
-                            return_deleted={"customresourcedefinitions"})
+                            return_deleted={"customresourcedefinitions"},
+                            # upstream still encodes CRDs as v1beta1 in etcd
+                            storage_versions={"customresourcedefinitions": (GROUP, "v1beta1")})
         self.stores = install_api_group(self.server, info, storage, clock, admission)
         self.crds = self._replace_store(self.stores["customresourcedefinitions"])
         self.crds.mark_deleting = _mark_terminating
@@ -237,7 +239,7 @@ class APIExtensionsServer:
             for sv in sorted(by_version[v], key=lambda s: s.spec.resource):
                 res = sv.resource
                 defs3 = crd_openapi.build(group, v, sv.spec.kind, sv.spec.list_kind,
-                                          sv.cr.schema, v3=True)
+                                          sv.cr.schema, v3=True, selectable=sv.cr.selectable)
                 res.openapi_definitions = defs3  # type: ignore[attr-defined]
                 res.openapi_v2_definitions = _LazyV2(group, v, sv)  # type: ignore[attr-defined]
                 res.definition_name = crd_openapi.definition_name(  # type: ignore[attr-defined]
@@ -250,7 +252,7 @@ class APIExtensionsServer:
                     agv.warnings[sv.spec.resource] = list(sv.warnings)
             self.group_versions[(group, v)] = agv
             server.remove_api_group_version(group, v)
-            server.install_api_group_version(agv, preferred=False)
+            server.install_api_group_version(agv, preferred=False, restful=False)
 
     def set_admission(self, admission: Any) -> None:
         """The process-wide admission chain (set once the kube-apiserver has built it)."""
@@ -269,9 +271,10 @@ class _LazyV2:
 
     def __init__(self, group: str, version: str, sv: ServedVersion) -> None:
         self.args = (group, version, sv.spec.kind, sv.spec.list_kind, sv.cr.schema)
+        self.selectable = sv.cr.selectable
         self._value: dict | None = None
 
     def get(self) -> dict:
         if self._value is None:
-            self._value = crd_openapi.build(*self.args, v3=False)
+            self._value = crd_openapi.build(*self.args, v3=False, selectable=self.selectable)
         return self._value

@@ -49,6 +49,9 @@ class Path:
             self._parts = self._child_parts(n)
 
     def _child_parts(self, name: str) -> tuple[str, ...]:
+        if not name:
+            # Go prints an element without a name as its (empty) subscript: NewPath("") is "[]"
+            return self._parts + ("[]",)
         if not self._parts:
             return (name,)
         return self._parts + ("." + name,)

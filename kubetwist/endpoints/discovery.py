@@ -234,7 +234,10 @@ def aggregated_discovery(
                     resources, key=lambda r: r.spec.resource)],
                 "freshness": "Current",
             })
-        items.append({"metadata": {"name": g, "creationTimestamp": None}, "versions": versions})
+        # ObjectMeta.name is omitempty: the core group's entry has only the timestamp
+        meta: dict[str, Any] = {"name": g} if g else {}
+        meta["creationTimestamp"] = None
+        items.append({"metadata": meta, "versions": versions})
     return {
         "kind": "APIGroupDiscoveryList",
         "apiVersion": f"apidiscovery.k8s.io/{api_version}",

@@ -523,6 +523,18 @@ def _yaml_numbers(doc: Any) -> Any:
     return doc
 
 
+def yaml_duplicate_error(body: bytes) -> str | None:
+    """
+    The duplicate-key error C{sigs.k8s.io/yaml} C{UnmarshalStrict} gives for a YAML body
+    (C{error converting YAML to JSON: yaml: unmarshal errors:\n  line 7: key "a" already set in
+    map}), or C{None} when it has no duplicate keys.
+    """
+    from kubetwist.runtime import strict
+
+    dup = strict.yaml_strict_error(body, _Loader)
+    return None if dup is None else "error converting YAML to JSON: " + dup
+
+
 def strict_body_errors(body: bytes, content_type: str, type_name: str) -> list[str]:
     """
     The strict decoding errors of a create/update body of a built-in kind (upstream's strict

@@ -181,6 +181,29 @@ def new_method_not_supported(group: str, resource: str, action: str) -> StatusEr
     )
 
 
+def new_route_not_found() -> StatusError:
+    """
+    404 C{NotFound} C{the server could not find the requested resource}, as a go-restful
+    container answers a path under its web services that no route serves (upstream
+    C{NewGenericServerResponse} with an empty group resource: Go still prints the empty
+    C{"details": {}}).
+    """
+    return StatusError({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "the server could not find the requested resource", "reason": "NotFound",
+        "details": {}, "code": 404})
+
+
+def new_method_not_allowed() -> StatusError:
+    """405 C{MethodNotAllowed} C{the server does not allow this method on the requested
+    resource}: a go-restful route exists for the path but not for the method (details as
+    L{new_route_not_found})."""
+    return StatusError({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "the server does not allow this method on the requested resource",
+        "reason": "MethodNotAllowed", "details": {}, "code": 405})
+
+
 def new_gone(message: str) -> StatusError:
     """410 C{Gone}."""
     return make_status(410, "Gone", message)

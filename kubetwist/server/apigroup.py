@@ -45,6 +45,8 @@ class APIGroupInfo:
     @ivar converters: resources stored in another version (shared keys with the
         storage version's group-version): C{{resource: VersionConverter}}, see
         L{kubetwist.registry.generic.versioned}.
+    @ivar storage_versions: C{{resource: (group, version)}} where upstream's storage version
+        differs from the served one (discovery's C{storageVersionHash} is of that version).
     """
 
     group: str
@@ -55,6 +57,7 @@ class APIGroupInfo:
     return_deleted: set[str] = field(default_factory=set)
     store_classes: dict[str, type] = field(default_factory=dict)
     converters: dict[str, Any] = field(default_factory=dict)
+    storage_versions: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def patch_meta_for(group: str, kind: str, version: str | None = None) -> Any:
@@ -106,6 +109,7 @@ def install_api_group(server: Any, info: APIGroupInfo, storage: Any, clock: Any,
             store, subs, admission, clock, min_request_timeout,
             patch_meta=patch_meta_for(spec.group, spec.kind, spec.version),
         )
-        agv.install(APIResource(handlers, sub_verbs))
+        agv.install(APIResource(handlers, sub_verbs,
+                                storage_version=info.storage_versions.get(spec.resource)))
     server.install_api_group_version(agv)
     return stores

@@ -11,6 +11,7 @@ in the chain answers 404 NotFound.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Awaitable, Callable, Optional
 from urllib.parse import parse_qs
 
@@ -31,13 +32,14 @@ from kubetwist.runtime import codec, errors
 from kubetwist.server.healthz import HealthCheck, render_health
 from kubetwist.server.hooks import PostStartHooks
 
-#: The answer to an unknown path under a built-in group's web service (go-restful's 404 as
-#: upstream's C{NewGenericServerResponse} words it, with empty C{details}).
 def not_found_status() -> errors.StatusError:
-    err = errors.make_status(404, "NotFound", "the server could not find the requested resource")
-    err.status["details"] = {}
-    err.status["code"] = err.status.pop("code")
-    return err
+    """The 404 of a go-restful container for a path no route serves (see
+    L{errors.new_route_not_found})."""
+    return errors.new_route_not_found()
+
+
+#: Go's C{http.NotFound} (one writer, in L{kubetwist.endpoints.responses}).
+write_plain_not_found = write_not_found_text
 
 
 def _restful(server: "GenericAPIServer", segments: list[str]) -> bool:
@@ -77,12 +79,22 @@ class GenericAPIServer:
         self.readiness_checks: list[HealthCheck] = []
         self.mux: dict[str, MuxHandler] = {}
         self.prefix_mux: dict[str, MuxHandler] = {}
+        #: groups installed as go-restful web services (not custom resource groups)
+        self.restful_groups: set[str] = set()
+        #: mux paths that upstream serves as go-restful GET routes (other methods: 405)
+        self.restful_paths: set[str] = set()
         self._director: Optional[Director] = None
 
     # --- installation --------------------------------------------------------------------------
-    def install_api_group_version(self, agv: APIGroupVersion, preferred: bool = True) -> None:
-        """Serve C{agv}'s tree and its discovery documents."""
+    def install_api_group_version(self, agv: APIGroupVersion, preferred: bool = True,
+                                  restful: bool = True) -> None:
+        """Serve C{agv}'s tree and its discovery documents.
+
+        @param restful: C{False} for custom resources, which upstream serves outside go-restful
+            (an unknown path under their group is a plain-text 404, not a C{Status})."""
         self.group_versions[agv.prefix] = agv
+        if restful:
+            self.restful_groups.add(agv.group)
         versions = self.groups.setdefault(agv.group, [])
         if agv.version not in versions:
             if preferred:
@@ -141,6 +153,19 @@ class GenericAPIServer:
                     checks.append(c)
         return checks
 
+    def owns_restful_path(self, path: str) -> bool:
+        """Whether C{path} lies under one of this server's go-restful web services (upstream
+        C{director}: a root path prefix on a C{/} boundary), so that its container, not the
+        delegate, answers it."""
+        segments = path.split("/")
+        if len(segments) >= 2 and segments[1] == "api":
+            return "" in self.restful_groups
+        if len(segments) >= 3 and segments[1] == "version":
+            return "/version" in self.mux
+        if len(segments) >= 3 and segments[1] == "apis":
+            return segments[2] != "" and segments[2] in self.restful_groups
+        return False
+
     def director(self) -> "Director":
         if self._director is None:
             self._director = Director(self)
@@ -178,6 +203,7 @@ class GenericAPIServer:
             write_object(request, 200, discovery.api_group_list(self.all_groups()), out.media)
 
         self.mux["/api"] = funnel(api)
+        self.restful_paths.add("/api")
         self.mux["/apis"] = funnel(apis)
 
 
@@ -233,14 +259,24 @@ class Director(Resource):
             prefix = "/".join(segments[:4])
         if prefix is not None and prefix in server.group_versions:
             agv = server.group_versions[prefix]
+            restful = agv.group in server.restful_groups
             if path == prefix:
-                if method in ("GET", "HEAD"):
+                if method == "GET":
                     _write_discovery(request, agv.api_resource_list(),
                                      restful=not getattr(agv, "custom", False))
+                elif restful:
+                    write_status_error(request, errors.new_method_not_allowed())
                 else:
-                    write_status_error(request, errors.make_status(
-                        405, "MethodNotAllowed",
-                        "the server does not allow this method on the requested resource", {}))
+                    write_plain_not_found(request)
+                return NOT_DONE_YET
+            if method == "HEAD":
+                # go-restful routes have no HEAD; custom resources refuse it as not found
+                if not restful:
+                    write_plain_not_found(request)
+                elif agv.match("GET", path) == "none":
+                    write_status_error(request, not_found_status())
+                else:
+                    write_status_error(request, errors.new_method_not_allowed())
                 return NOT_DONE_YET
             found = agv.match(method, path)
             if found == "ok":
@@ -248,14 +284,12 @@ class Director(Resource):
                 request.postpath = [s.encode() for s in path[len(prefix):].strip("/").split("/")]
                 return agv.resource().render(request)
             if found == "method":
-                write_status_error(request, errors.make_status(
-                    405, "MethodNotAllowed",
-                    "the server does not allow this method on the requested resource", {}))
+                write_status_error(request, errors.new_method_not_allowed())
                 return NOT_DONE_YET
-            if getattr(agv, "custom", False):
-                write_not_found_text(request)
-            else:
+            if restful:
                 write_status_error(request, not_found_status())
+            else:
+                write_plain_not_found(request)
             return NOT_DONE_YET
         if _restful(server, segments):
             request.kube_restful_path = True
@@ -266,6 +300,9 @@ class Director(Resource):
             _write_discovery(request, discovery.api_group(g, server.groups[g]))
             return NOT_DONE_YET
         handler = server.mux.get(path)
+        if handler is not None and path in server.restful_paths and method != "GET":
+            write_status_error(request, errors.new_method_not_allowed())
+            return NOT_DONE_YET
         if handler is None:
             for p, h in server.prefix_mux.items():
                 if path == p or path.startswith(p + "/"):
@@ -274,12 +311,15 @@ class Director(Resource):
         if handler is not None:
             handler(request)
             return NOT_DONE_YET
+        if server.owns_restful_path(path):
+            write_status_error(request, not_found_status())
+            return NOT_DONE_YET
         if server.delegate is not None:
             return server.delegate.director().render(request)
         if getattr(request, "kube_restful_path", False):
             write_status_error(request, not_found_status())
         else:
-            write_not_found_text(request)
+            write_plain_not_found(request)
         return NOT_DONE_YET
 
 
@@ -289,12 +329,7 @@ def install_health_routes(front: GenericAPIServer, version_info: dict) -> None:
         async def health(request: Any, endpoint: str = endpoint) -> None:
             path = request.path.decode("utf-8", "replace").rstrip("/")
             sub = path[len(endpoint) + 2:] if len(path) > len(endpoint) + 1 else ""
-            kind = "readyz" if endpoint == "readyz" else "healthz"
-            checks = front.all_checks(kind)
-            if endpoint == "livez":
-                checks = [c for c in checks if c.name not in ("shutdown", "etcd-readiness")]
-            elif endpoint == "healthz":
-                checks = [c for c in checks if c.name not in ("shutdown", "etcd-readiness")]
+            checks = _endpoint_checks(front, endpoint)
             query = parse_qs(request.uri.decode("latin-1").partition("?")[2], keep_blank_values=True)
             code, body = await render_health(endpoint, checks, sub, query)
             request.setHeader(b"X-Content-Type-Options", b"nosniff")
@@ -307,3 +342,44 @@ def install_health_routes(front: GenericAPIServer, version_info: dict) -> None:
         write_raw_json(request, 200, version_info)
 
     front.mux["/version"] = funnel(version)
+    front.restful_paths.add("/version")
+
+    async def index(request: Any) -> None:
+        body = json.dumps({"paths": listed_paths(front)}, indent=2).encode()
+        write_body(request, 200, body, "application/json")
+
+    front.mux["/"] = funnel(index)
+    front.mux["/index.html"] = funnel(index)
+
+
+def _endpoint_checks(front: GenericAPIServer, endpoint: str) -> list[HealthCheck]:
+    """The checks C{/healthz}, C{/livez} or C{/readyz} run (the first two without the
+    readiness-only C{shutdown} and C{etcd-readiness})."""
+    checks = front.all_checks("readyz" if endpoint == "readyz" else "healthz")
+    if endpoint != "readyz":
+        checks = [c for c in checks if c.name not in ("shutdown", "etcd-readiness")]
+    return checks
+
+
+def listed_paths(front: GenericAPIServer) -> list[str]:
+    """
+    What C{GET /} lists (upstream C{routes.Index} over C{ListedPaths()} of the whole chain):
+    every served group and group-version path, C{/apis/}, the mux paths, and one path per
+    health check under C{/healthz}, C{/livez} and C{/readyz}; sorted, as Go's C{sort.Strings}.
+    The index itself (C{/}, C{/index.html}) is not listed.
+    """
+    paths: set[str] = set()
+    for s in front.chain():
+        paths.update(s.mux)
+        paths.update(s.prefix_mux)
+        paths.update(s.group_versions)
+        paths.update(f"/apis/{g}" for g in s.groups if g)
+    paths.difference_update(("/", "/index.html"))
+    if "/apis" in paths:
+        paths.add("/apis/")
+    if "/openapi/v3" in paths:
+        paths.add("/openapi/v3/")
+    for endpoint in ("healthz", "livez", "readyz"):
+        if f"/{endpoint}" in paths:
+            paths.update(f"/{endpoint}/{c.name}" for c in _endpoint_checks(front, endpoint))
+    return sorted(paths)

@@ -253,7 +253,12 @@ def install_openapi(front: Any, version: str) -> None:
             return
         sub = path[len("/openapi/v3/"):]
         if sub not in docs:
-            write_body(request, 404, b"404 page not found\n", "text/plain; charset=utf-8")
+            # upstream's OpenAPI v3 service: a bare 404, no body and no content type
+            request.defaultContentType = None
+            request.setResponseCode(404)
+            request.setHeader(b"Content-Length", b"0")
+            request.setHeader(b"Cache-Control", b"no-cache, private")
+            request.finish()
             return
         body, h = docs[sub]
         request.setHeader(b"ETag", f'"{h}"'.encode())

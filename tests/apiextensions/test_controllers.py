@@ -92,3 +92,15 @@ class ConditionTests(SynchronousTestCase):
         self.assertEqual((cond["status"], cond["reason"], cond["message"]), (
             "True", "Violations", "spec.versions[0].schema.openAPIV3Schema.properties[spec].type: "
             "Required value: must not be empty for specified object fields"))
+
+
+class SetConditionTests(SynchronousTestCase):
+    def test_null_conditions(self) -> None:
+        """A status whose conditions are null (a status update may write that) gets the
+        condition instead of failing the controller."""
+        for status in ({"conditions": None}, None):
+            crd = {"status": status}
+            ctl.set_condition(crd, {"type": "Established", "status": "True",
+                                    "reason": "InitialNamesAccepted", "message": "x"}, "T")
+            self.assertEqual([c["type"] for c in crd["status"]["conditions"]], ["Established"])
+            self.assertEqual(crd["status"]["conditions"][0]["lastTransitionTime"], "T")

@@ -378,3 +378,77 @@ class VersionTests(CRDTestCase):
         self.assertEqual((code, obj["apiVersion"]), (200, "example.com/v1beta1"))
         code, obj, _ = self.request("GET", WIDGETS + "/w1")
         self.assertEqual((code, obj["apiVersion"]), (200, "example.com/v1"))
+
+
+class FieldValidationTests(CRDTestCase):
+    def test_apply_duplicate_preserving_unknown_fields(self) -> None:
+        """A custom resource applied with a duplicate key under a schema that preserves
+        unknown fields is still refused under Strict (e2e "FieldValidation should detect
+        duplicates in a CR when preserving unknown fields")."""
+        crd = copy.deepcopy(CRD)
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+            "x-kubernetes-preserve-unknown-fields"] = True
+        self.install(crd)
+        body = (b"\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n"
+                b"  unknown: uk1\n  color: c1\n  color: c2\n  replicas: 1\n")
+        code, obj, _ = self.request("PATCH", WIDGETS + "/w?fieldManager=m&fieldValidation=Strict",
+                                    body, content_type="application/apply-patch+yaml")
+        self.assertEqual((code, obj["message"]), (
+            400, 'error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal '
+                 'errors:\n  line 9: key "color" already set in map'))
+
+
+class RoutingTests(CRDTestCase):
+    def test_unknown_paths_in_custom_resource_group(self):
+        """Custom resources are served outside go-restful: an unknown version or resource of
+        their group, a write to the version's discovery document, or HEAD are a plain-text
+        404, as upstream's crdHandler delegates them to the not-found handler."""
+        self.install()
+        for method, path in (("GET", "/apis/example.com/v9"), ("GET", "/apis/example.com/v1/foos"),
+                             ("POST", "/apis/example.com/v1"), ("HEAD", WIDGETS),
+                             ("HEAD", "/apis/example.com/v1")):
+            code, body, response = self.request(method, path, b"{}" if method == "POST" else None)
+            self.assertEqual((code, response.headers.getRawHeaders("content-type")),
+                             (404, ["text/plain; charset=utf-8"]), (method, path))
+            if method != "HEAD":
+                self.assertEqual(body, "404 page not found\n")
+
+
+class WatchListTests(CRDTestCase):
+    def test_initial_events_list_blueprint(self):
+        """The initial-events-end bookmark of a custom resource watch-list carries the empty
+        list as Go encodes an unstructured list: sorted keys, no metadata, C{items: []}."""
+        import base64
+        import json
+
+        self.install()
+        d = self.treq.get(
+            "https://kubetwist.test" + WIDGETS + "?watch=1&sendInitialEvents=true"
+            "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=5",
+            headers={"Authorization": ["Bearer admin-token"]})
+        self.treq.flush()
+        response = self.successResultOf(d)
+        chunks = []
+        response.deliverBody(_Collect(chunks))
+        self.treq.flush()
+        self.clock.advance(6)
+        self.treq.flush()
+        events = [json.loads(line) for line in b"".join(chunks).splitlines() if line]
+        annotations = events[-1]["object"]["metadata"]["annotations"]
+        self.assertEqual(
+            base64.b64decode(annotations["kubernetes.io/initial-events-list-blueprint"]),
+            b'{"apiVersion":"example.com/v1","items":[],"kind":"WidgetList"}\n')
+
+
+class _Collect:
+    def __init__(self, chunks):
+        self.chunks = chunks
+
+    def makeConnection(self, transport):
+        pass
+
+    def dataReceived(self, data):
+        self.chunks.append(data)
+
+    def connectionLost(self, reason):
+        pass

@@ -55,3 +55,15 @@ class GoQuoteAndMarshalTests(SynchronousTestCase):
                          '{"b":"\\u003c\\u0026\\u003e\\u2028","a":[1,null]}')
         self.assertEqual(field.go_marshal(value, sort_keys=True),
                          '{"a":[1,null],"b":"\\u003c\\u0026\\u003e\\u2028"}')
+
+
+class PathTests(SynchronousTestCase):
+    def test_empty_name_prints_as_subscript(self):
+        """Upstream C{field.NewPath("")} prints C{[]} (a nameless element is printed as its
+        empty subscript); kube-apiserver shows it for whole-object errors such as a too-large
+        ConfigMap or a static pod that cannot be resized."""
+        self.assertEqual(str(field.Path("")), "[]")
+        self.assertEqual(str(field.Path("spec").child("containers").index(0)),
+                         "spec.containers[0]")
+        self.assertEqual(str(field.Path()), "")
+        self.assertEqual(field.forbidden(field.Path(""), "x").field, "[]")

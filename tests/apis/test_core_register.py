@@ -32,7 +32,7 @@ class RegisterTests(SynchronousTestCase):
         )
         self.assertEqual(table["pods"], ("Pod", "pod", True, ["po"], ["all"], [
             "attach", "binding", "ephemeralcontainers", "eviction", "exec", "log",
-            "portforward", "proxy", "status"]))
+            "portforward", "proxy", "resize", "status"]))
         self.assertEqual(table["bindings"], ("Binding", "binding", True, [], [], []))
         self.assertEqual(table["endpoints"][:4], ("Endpoints", "endpoints", True, ["ep"]))
         self.assertEqual(table["events"][3], ["ev"])
@@ -75,6 +75,7 @@ class RegisterTests(SynchronousTestCase):
                 "pods/log",
                 "pods/portforward",
                 "pods/proxy",
+                "pods/resize",
                 "pods/status",
                 "podtemplates",
                 "replicationcontrollers",

@@ -137,11 +137,11 @@ class ConfigMapTests(SynchronousTestCase):
         )
 
     def test_too_big(self) -> None:
-        """More than 1 MiB in total is too long at the empty path."""
+        """More than 1 MiB in total is too long at the empty path (printed C{[]}, as upstream)."""
         cm = {"metadata": {"name": "c", "namespace": "ns"}, "data": {"k": "x" * (1024 * 1024 + 1)}}
         self.assertEqual(
             messages(CONFIGMAP_STRATEGY.validate(cm)),
-            [": Too long: may not be more than 1048576 bytes"],
+            ["[]: Too long: may not be more than 1048576 bytes"],
         )
 
     def test_immutable(self) -> None:

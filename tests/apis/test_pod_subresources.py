@@ -588,3 +588,88 @@ class DiscoveryTests(KubeTestCase):
         self.assertEqual(entries["pods/eviction"], {
             "name": "pods/eviction", "singularName": "", "namespaced": True,
             "group": "policy", "version": "v1", "kind": "Eviction", "verbs": ["create"]})
+
+
+class ResizeTests(_Base):
+    """C{pods/resize} (upstream C{podResizeStrategy}, C{ValidatePodResize}; answers read from
+    kube-apiserver v1.32)."""
+
+    def make_burstable(self) -> dict:
+        body = pod()
+        body["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m"},
+                                                      "limits": {"cpu": "200m"}}
+        code, created, _ = self.request("POST", f"{NS}/pods", body)
+        self.assertEqual(code, 201, created)
+        return created
+
+    def patch(self, body: Any):
+        return self.request("PATCH", f"{NS}/pods/p/resize", body,
+                            content_type="application/strategic-merge-patch+json")
+
+    def test_get(self) -> None:
+        """GET answers the pod."""
+        self.make_burstable()
+        code, body, _ = self.request("GET", f"{NS}/pods/p/resize")
+        self.assertEqual((code, body["kind"], body["metadata"]["name"]), (200, "Pod", "p"))
+
+    def test_resize_marks_proposed(self) -> None:
+        """A change of cpu requests is kept and sets status.resize Proposed; other changes in
+        the same patch (labels, image) are dropped."""
+        self.make_burstable()
+        code, body, _ = self.patch({"metadata": {"labels": {"x": "y"}}, "spec": {"containers": [
+            {"name": "c", "image": "other", "resources": {"requests": {"cpu": "150m"}}}]}})
+        self.assertEqual(code, 200, body)
+        c = body["spec"]["containers"][0]
+        self.assertEqual((c["resources"]["requests"], c["resources"]["limits"], c["image"],
+                          body["status"]["resize"], body["metadata"]["labels"]),
+                         ({"cpu": "150m"}, {"cpu": "200m"}, "busybox", "Proposed",
+                          {"app": "web"}))
+
+    def test_resize_policy_only(self) -> None:
+        """The resize policy may change alone."""
+        self.make_burstable()
+        code, body, _ = self.patch({"spec": {"containers": [
+            {"name": "c", "resizePolicy": [{"resourceName": "cpu",
+                                            "restartPolicy": "RestartContainer"}]}]}})
+        self.assertEqual(code, 200, body)
+        self.assertEqual(body["spec"]["containers"][0]["resizePolicy"],
+                         [{"resourceName": "cpu", "restartPolicy": "RestartContainer"}])
+        self.assertNotIn("resize", body["status"])
+
+    def test_qos_may_not_change(self) -> None:
+        """Making a Burstable pod Guaranteed is 422 Invalid at spec."""
+        self.make_burstable()
+        code, body, _ = self.patch({"spec": {"containers": [{"name": "c", "resources": {
+            "requests": {"cpu": "200m", "memory": "1Gi"},
+            "limits": {"cpu": "200m", "memory": "1Gi"}}}]}})
+        self.assertEqual((code, body["message"]), (
+            422, 'Pod "p" is invalid: spec: Invalid value: "Burstable": Pod QOS Class may not '
+                 'change as a result of resizing'))
+
+    def test_only_cpu_and_memory(self) -> None:
+        """Another resource is Forbidden at spec; an invalid quantity is Invalid at its
+        path."""
+        self.make_burstable()
+        code, body, _ = self.patch({"spec": {"containers": [{"name": "c", "resources": {
+            "requests": {"ephemeral-storage": "1Gi"}}}]}})
+        self.assertEqual((code, body["details"]["causes"][0]["field"]), (422, "spec"))
+        self.assertTrue(body["message"].startswith(
+            'Pod "p" is invalid: spec: Forbidden: only cpu and memory resources are mutable\n'),
+            body["message"])
+        code, body, _ = self.patch({"spec": {"containers": [{"name": "c", "resources": {
+            "requests": {"cpu": "-1"}}}]}})
+        self.assertEqual((code, body["message"]), (
+            422, 'Pod "p" is invalid: spec.containers[0].resources.requests[cpu]: Invalid '
+                 'value: "-1": must be greater than or equal to 0'))
+
+    def test_static_pod(self) -> None:
+        """A mirror pod cannot be resized (Forbidden at the root)."""
+        body = pod()
+        body["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "x"}
+        body["spec"]["nodeName"] = "n1"
+        code, created, _ = self.request("POST", f"{NS}/pods", body)
+        self.assertEqual(code, 201, created)
+        code, body, _ = self.patch({"spec": {"containers": [{"name": "c", "resources": {
+            "requests": {"cpu": "1"}}}]}})
+        self.assertEqual((code, body["message"]), (
+            422, 'Pod "p" is invalid: []: Forbidden: static pods cannot be resized'))

@@ -181,3 +181,33 @@ class PatchTests(KubeTestCase):
             content_type="application/strategic-merge-patch+json")
         self.assertEqual((code, obj["metadata"]["labels"], _warnings(response)),
                          (200, {"a": "b"}, []))
+
+
+class ApplyTests(KubeTestCase):
+    #: An applied configuration with a duplicate key (C{a}, on line 7).
+    DUP = b'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\ndata:\n  a: "1"\n  a: "2"\n'
+
+    def test_apply_duplicate_strict(self) -> None:
+        """Server-side apply under Strict: the applied YAML is decoded strictly again after the
+        apply (upstream C{applyPatcher}), so a duplicate key is 400 BadRequest with go-yaml's
+        line; nothing is created."""
+        code, obj, _ = self.request("PATCH", CM + "/dup?fieldManager=m&fieldValidation=Strict",
+                                    self.DUP, content_type="application/apply-patch+yaml")
+        self.assertEqual((code, obj["reason"], obj["message"]), (
+            400, "BadRequest",
+            'error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal '
+            'errors:\n  line 7: key "a" already set in map'))
+        code, _, _ = self.request("GET", CM + "/dup")
+        self.assertEqual(code, 404)
+
+    def test_apply_duplicate_warn_and_ignore(self) -> None:
+        """Under Warn (the default) the apply succeeds with one Warning per duplicate line;
+        under Ignore without one."""
+        code, obj, response = self.request("PATCH", CM + "/dup?fieldManager=m", self.DUP,
+                                           content_type="application/apply-patch+yaml")
+        self.assertEqual((code, obj["data"], _warnings(response)), (
+            201, {"a": "2"}, ['299 - "line 7: key \\"a\\" already set in map"']))
+        code, obj, response = self.request(
+            "PATCH", CM + "/dup?fieldManager=m&fieldValidation=Ignore", self.DUP,
+            content_type="application/apply-patch+yaml")
+        self.assertEqual((code, _warnings(response)), (200, []))

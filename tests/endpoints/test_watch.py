@@ -14,6 +14,10 @@ from kubetwist.storage.cacher import Cacher
 from kubetwist.storage.sqlite import SQLiteStorage
 from tests.support import ADMIN, FakeReactorClock, InlinePool, KubeTestCase, build_chain
 
+#: base64 of C{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":null}}
+#: and a newline, as kube-apiserver v1.32 annotates the initial-events-end bookmark.
+BLUEPRINT = "eyJraW5kIjoiQ29uZmlnTWFwTGlzdCIsImFwaVZlcnNpb24iOiJ2MSIsIm1ldGFkYXRhIjp7fSwiaXRlbXMiOm51bGx9Cg=="
+
 
 class WatchTests(KubeTestCase):
     def open_watch(self, path):
@@ -69,6 +73,30 @@ class WatchTests(KubeTestCase):
         self.treq.flush()
         self.assertEqual(len(self.chain.long_running), 0)
 
+    def test_invalid_list_options(self):
+        """Invalid list/watch options are 422 ListOptions.meta.k8s.io with upstream's details:
+        group, kind and one cause."""
+        code, body, _ = self.request(
+            "GET", "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true")
+        self.assertEqual((code, body), (422, {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
+                       "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            "reason": "Invalid",
+            "details": {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [{
+                "reason": "FieldValueForbidden",
+                "message": "Forbidden: sendInitialEvents requires setting resourceVersionMatch "
+                           "to NotOlderThan",
+                "field": "resourceVersionMatch"}]},
+            "code": 422}))
+        code, body, _ = self.request(
+            "GET", "/api/v1/namespaces/default/configmaps?resourceVersion=1"
+                   "&resourceVersionMatch=Foo")
+        self.assertEqual(body["details"]["causes"], [{
+            "reason": "FieldValueNotSupported",
+            "message": 'Unsupported value: "Foo": supported values: "Exact", "NotOlderThan", ""',
+            "field": "resourceVersionMatch"}])
+
     def test_send_initial_events_bookmark(self):
         """sendInitialEvents: ADDED for existing objects, then the annotated BOOKMARK."""
         self.cm("a")
@@ -78,7 +106,8 @@ class WatchTests(KubeTestCase):
         evs = self.events(chunks)
         self.assertEqual(evs[-1]["type"], "BOOKMARK")
         self.assertEqual(evs[-1]["object"]["metadata"]["annotations"],
-                         {"k8s.io/initial-events-end": "true"})
+                         {"k8s.io/initial-events-end": "true",
+                          "kubernetes.io/initial-events-list-blueprint": BLUEPRINT})
         self.assertIn("a", [e["object"]["metadata"]["name"] for e in evs[:-1]])
 
 
@@ -129,6 +158,26 @@ class CachedWatchTests(CachedChainMixin, WatchTests):
             "kind": "ConfigMap", "apiVersion": "v1",
             "metadata": {"resourceVersion": other["metadata"]["resourceVersion"]}}}])
 
+    def test_legacy_watch_ends_initial_events_with_bookmark(self):
+        """A watch from "" or "0" that allows bookmarks gets the existing objects as ADDED,
+        then the annotated initial-events-end BOOKMARK (kube-apiserver v1.32 does so without
+        sendInitialEvents); from a given resourceVersion it gets none."""
+        a = self.cm("a")
+        for rv in ("", "&resourceVersion=0"):
+            _, chunks = self.open_watch("/api/v1/namespaces/default/configmaps?watch=1"
+                                        "&allowWatchBookmarks=true" + rv)
+            evs = self.events(chunks)
+            self.assertEqual([e["type"] for e in evs], ["ADDED"] * (len(evs) - 1) + ["BOOKMARK"],
+                             rv)
+            self.assertIn("a", [e["object"]["metadata"]["name"] for e in evs[:-1]])
+            self.assertEqual(evs[-1]["object"]["metadata"]["annotations"], {
+                "k8s.io/initial-events-end": "true",
+                "kubernetes.io/initial-events-list-blueprint": BLUEPRINT})
+        _, chunks = self.open_watch(
+            "/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true"
+            f"&resourceVersion={a['metadata']['resourceVersion']}")
+        self.assertEqual(self.events(chunks), [])
+
     def test_watch_list_from_cache(self):
         """Watch-list from the cache: ADDED per object, then the annotated BOOKMARK at the
         list's resourceVersion, then live changes."""
@@ -145,7 +194,9 @@ class CachedWatchTests(CachedChainMixin, WatchTests):
         self.assertEqual(evs[end[0]]["object"], {
             "kind": "ConfigMap", "apiVersion": "v1",
             "metadata": {"resourceVersion": str(int(b["metadata"]["resourceVersion"]) - 1),
-                         "annotations": {"k8s.io/initial-events-end": "true"}}})
+                         "annotations": {"k8s.io/initial-events-end": "true",
+                                         "kubernetes.io/initial-events-list-blueprint":
+                                             BLUEPRINT}}})
         self.assertEqual(evs[end[0] + 1:], [{"type": "ADDED", "object": b}])
 
     def test_too_old_resource_version_gone(self):

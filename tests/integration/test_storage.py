@@ -474,8 +474,12 @@ class TwoServersTests(StorageServerMixin, SynchronousTestCase):
             initial.append(self.summary(event)[:2])
         self.assertEqual(sorted(initial), [("ADDED", "kube-root-ca.crt"), ("ADDED", "one"),
                                            ("ADDED", "two")])
-        self.assertEqual(event["object"]["metadata"].get("annotations"),
-                         {"k8s.io/initial-events-end": "true"})
+        # kube-apiserver v1.32 also attaches the encoded empty list (the list blueprint)
+        self.assertEqual(event["object"]["metadata"].get("annotations"), {
+            "k8s.io/initial-events-end": "true",
+            "kubernetes.io/initial-events-list-blueprint":
+                "eyJraW5kIjoiQ29uZmlnTWFwTGlzdCIsImFwaVZlcnNpb24iOiJ2MSIsIm1ldGFkYXRhIjp7fSwiaXRl"
+                "bXMiOm51bGx9Cg=="})
         updated = self.update_cm(self.a, ns, "one", n="3")
         event = w.next()
         while event["type"] == "BOOKMARK":

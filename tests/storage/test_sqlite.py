@@ -199,7 +199,6 @@ class WatchProgressTests(SynchronousTestCase):
     def test_progress_bookmark_covers_every_earlier_write(self):
         """A progress request answers a BOOKMARK at the current revision, after the events
         of every write committed before it, even writes under other prefixes."""
-        from kubetwist.storage.interfaces import Watch
         from tests.support import FakeReactorClock, InlinePool
         from kubetwist.storage.sqlite import SQLiteStorage
 

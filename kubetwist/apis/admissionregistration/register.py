@@ -26,7 +26,7 @@ _CATEGORIES = ["api-extensions"]
 
 RESOURCES: list[ResourceSpec] = [
     ResourceSpec(GROUP, VERSION, "mutatingwebhookconfigurations", "MutatingWebhookConfiguration",
-                 "mutatingwebhookconfiguration", namespaced=False, short_names=["mwc"],
+                 "mutatingwebhookconfiguration", namespaced=False,
                  categories=_CATEGORIES),
     ResourceSpec(GROUP, VERSION, "validatingadmissionpolicies", "ValidatingAdmissionPolicy",
                  "validatingadmissionpolicy", namespaced=False, categories=_CATEGORIES,
@@ -36,7 +36,7 @@ RESOURCES: list[ResourceSpec] = [
                  namespaced=False, categories=_CATEGORIES),
     ResourceSpec(GROUP, VERSION, "validatingwebhookconfigurations",
                  "ValidatingWebhookConfiguration", "validatingwebhookconfiguration",
-                 namespaced=False, short_names=["vwc"], categories=_CATEGORIES),
+                 namespaced=False, categories=_CATEGORIES),
 ]
 
 STRATEGIES: dict[str, Strategy] = {

@@ -64,6 +64,7 @@ __all__ = [
     "POD_STRATEGY",
     "POD_STATUS_STRATEGY",
     "POD_EPHEMERALCONTAINERS_STRATEGY",
+    "POD_RESIZE_STRATEGY",
     "validate_ephemeral_containers",
     "validate_pod_ephemeral_containers_update",
     "prepare_pod_ephemeral_containers_for_update",
@@ -489,6 +490,135 @@ def prepare_pod_ephemeral_containers_for_update(new: dict, old: dict) -> None:
     new.update(result)
 
 # --------------------------------------------------------------------------------------------
+# in-place resize (the pods/resize subresource)
+
+
+def prepare_pod_resize_for_update(new: dict, old: dict) -> None:
+    """
+    Upstream C{podResizeStrategy.PrepareForUpdate}: the result is the old pod with the name,
+    namespace, resourceVersion and uid of the new one and, per container matched by name, the
+    new C{resources} and C{resizePolicy} (C{dropNonResizeUpdates}); when a container's
+    resources changed (and it has requests), C{status.resize} becomes C{Proposed}
+    (C{MarkPodProposedForResize}).
+    """
+    nmeta = new.get("metadata") or {}
+    result = copy.deepcopy(old)
+    meta = result.setdefault("metadata", {})
+    for key in ("name", "namespace", "resourceVersion", "uid"):
+        if nmeta.get(key):
+            meta[key] = nmeta[key]
+        else:
+            meta.pop(key, None)
+    containers = (result.get("spec") or {}).get("containers") or []
+    index = {(c or {}).get("name"): i for i, c in enumerate(containers)}
+    new_containers = (new.get("spec") or {}).get("containers") or []
+    for c in new_containers:
+        i = index.get((c or {}).get("name"))
+        if i is None:
+            continue
+        for key in ("resources", "resizePolicy"):
+            if (c or {}).get(key) is not None:
+                containers[i][key] = copy.deepcopy(c[key])
+            else:
+                containers[i].pop(key, None)
+    old_containers = (old.get("spec") or {}).get("containers") or []
+    if len(containers) == len(old_containers):
+        for c, oc in zip(containers, old_containers):
+            if (c or {}).get("name") != (oc or {}).get("name"):
+                break
+            res = (c or {}).get("resources") or {}
+            if not res.get("requests"):
+                continue
+            if _semantic(res) == _semantic((oc or {}).get("resources") or {}):
+                continue
+            result.setdefault("status", {})["resize"] = "Proposed"
+            break
+    new.clear()
+    new.update(result)
+
+
+def _semantic(value: Any) -> Any:
+    """A resources value with its quantities in canonical form (Go's semantic equality)."""
+    from kubetwist.apis.core.pod_quantity import canonical_quantity
+
+    if isinstance(value, dict):
+        return {k: (_semantic(v) if isinstance(v, dict) else canonical_quantity(v))
+                if k not in ("claims",) else v for k, v in value.items()}
+    return value
+
+
+def _canonical_resources(spec: dict) -> dict:
+    """A pod spec whose containers' resources are in canonical form, for comparing."""
+    out = copy.deepcopy(spec)
+    for c in out.get("containers") or []:
+        if isinstance(c, dict):
+            c["resources"] = _semantic(c.get("resources") or {})
+    return out
+
+
+def _drop_cpu_memory_updates(new_list: dict | None, old_list: dict | None) -> dict | None:
+    """Upstream C{dropCPUMemoryUpdates}: the new list with cpu and memory as in the old one
+    (C{None} when the old list is)."""
+    if old_list is None:
+        return None
+    out = {k: v for k, v in (new_list or {}).items() if k not in ("cpu", "memory")}
+    for k in ("cpu", "memory"):
+        if k in old_list:
+            out[k] = old_list[k]
+    return out
+
+
+def validate_pod_resize(new: dict, old: dict) -> list[FieldError]:
+    """
+    Upstream C{ValidatePodResize}: metadata update rules and the new pod's metadata and spec;
+    a static (mirror) pod or a Windows pod cannot be resized (C{Forbidden} at the root); the
+    QoS class may not change (C{Invalid} at C{spec}: C{Pod QOS Class may not change as a
+    result of resizing}); only cpu and memory requests and limits (and the resize policy)
+    may change (C{Forbidden} at C{spec}:
+    C{only cpu and memory resources are mutable} followed by a diff, which approximates Go's
+    C{cmp.Diff}).
+    """
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
+                                       Path("metadata"))
+    errs.extend(_validate_pod_metadata_and_spec(new))
+    if _MIRROR_POD_ANNOTATION in ((old.get("metadata") or {}).get("annotations") or {}):
+        return [forbidden(Path(""), "static pods cannot be resized")]
+    if ((old.get("spec") or {}).get("os") or {}).get("name") == "windows":
+        return [forbidden(Path(""), "windows pods cannot be resized")]
+    sp = Path("spec")
+    old_qos = (old.get("status") or {}).get("qosClass") or compute_pod_qos(old)
+    if old_qos != compute_pod_qos(new):
+        errs.append(invalid(sp, (new.get("status") or {}).get("qosClass") or "",
+                            "Pod QOS Class may not change as a result of resizing"))
+    nspec = copy.deepcopy(new.get("spec") or {})
+    ospec = old.get("spec") or {}
+    old_containers = ospec.get("containers") or []
+    for i, c in enumerate(nspec.get("containers") or []):
+        if i >= len(old_containers) or not isinstance(c, dict):
+            continue
+        ores = (old_containers[i] or {}).get("resources") or {}
+        res: dict[str, Any] = {}
+        for key in ("limits", "requests"):
+            kept = _drop_cpu_memory_updates((c.get("resources") or {}).get(key), ores.get(key))
+            if kept is not None:
+                res[key] = kept
+        if "claims" in ores:
+            res["claims"] = ores["claims"]
+        c["resources"] = res
+        if "resizePolicy" in (old_containers[i] or {}):
+            c["resizePolicy"] = old_containers[i]["resizePolicy"]
+        else:
+            c.pop("resizePolicy", None)
+    if _canonical_resources(nspec) != _canonical_resources(ospec):
+        a = json.dumps(ospec, indent=2, sort_keys=True).splitlines()
+        b = json.dumps(nspec, indent=2, sort_keys=True).splitlines()
+        lines = [ln for ln in difflib.unified_diff(a, b, lineterm="", n=1)][2:]
+        diff = "  core.PodSpec{\n" + "\n".join("  " + ln for ln in lines) + "\n  }\n"
+        errs.append(forbidden(sp, "only cpu and memory resources are mutable\n" + diff))
+    return errs
+
+
+# --------------------------------------------------------------------------------------------
 # strategies
 
 _APPARMOR_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
@@ -662,6 +792,19 @@ POD_STATUS_STRATEGY = Strategy(
     prepare_for_update=prepare_pod_status_for_update,
     validate=validate_pod,
     validate_update=validate_pod_status_update,
+    field_attrs=pod_field_attrs,
+    table=_pod_table(),
+)
+
+POD_RESIZE_STRATEGY = Strategy(
+    kind="Pod",
+    group="",
+    namespaced=True,
+    default=default_pod,
+    prepare_for_create=prepare_pod_for_create,
+    prepare_for_update=prepare_pod_resize_for_update,
+    validate=validate_pod,
+    validate_update=validate_pod_resize,
     field_attrs=pod_field_attrs,
     table=_pod_table(),
 )

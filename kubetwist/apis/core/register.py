@@ -29,6 +29,7 @@ from kubetwist.apis.core.persistentvolumes import (
 )
 from kubetwist.apis.core.pods import (
     POD_EPHEMERALCONTAINERS_STRATEGY,
+    POD_RESIZE_STRATEGY,
     POD_STATUS_STRATEGY,
     POD_STRATEGY,
 )
@@ -113,7 +114,7 @@ RESOURCES: list[ResourceSpec] = [
         short_names=["po"],
         categories=["all"],
         subresources=["attach", "binding", "ephemeralcontainers", "eviction", "exec", "log",
-                      "portforward", "proxy", "status"],
+                      "portforward", "proxy", "resize", "status"],
     ),
     _r("podtemplates", "PodTemplate", "podtemplate"),
     _r(
@@ -160,6 +161,7 @@ STRATEGIES: dict[str, Strategy] = {
     "pods": POD_STRATEGY,
     "pods/status": POD_STATUS_STRATEGY,
     "pods/ephemeralcontainers": POD_EPHEMERALCONTAINERS_STRATEGY,
+    "pods/resize": POD_RESIZE_STRATEGY,
     "podtemplates": PODTEMPLATE_STRATEGY,
     "replicationcontrollers": REPLICATIONCONTROLLER_STRATEGY,
     "replicationcontrollers/status": REPLICATIONCONTROLLER_STATUS_STRATEGY,

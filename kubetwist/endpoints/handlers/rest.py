@@ -9,6 +9,7 @@ PartialObjectMetadata), encode.  Errors go through L{kubetwist.endpoints.respons
 
 from __future__ import annotations
 
+import base64
 import copy
 import dataclasses
 import random
@@ -30,6 +31,9 @@ from kubetwist.runtime import codec, errors, strict, typed
 from kubetwist.runtime import decode as decodelib
 from kubetwist.runtime import types as typetables
 from kubetwist.storage.interfaces import INITIAL_EVENTS_END_ANNOTATION, WatchEvent
+
+#: Upstream C{metav1.InitialEventsListBlueprintAnnotationKey}.
+INITIAL_EVENTS_LIST_BLUEPRINT_ANNOTATION = "kubernetes.io/initial-events-list-blueprint"
 
 log = Logger()
 
@@ -220,6 +224,17 @@ class ResourceHandlers:
         return lst
 
     # --- WATCH ---------------------------------------------------------------------------------
+    def list_blueprint(self) -> bytes:
+        """
+        The empty list of this resource as the watch encodes it, for the
+        C{kubernetes.io/initial-events-list-blueprint} annotation of the initial-events-end
+        bookmark (upstream C{watchListTransformer}): C{{"kind": "ConfigMapList", "apiVersion":
+        "v1", "metadata": {}, "items": null}} and a newline.
+        """
+        return codec.encode_json({"kind": self.spec.list_kind,
+                                  "apiVersion": self.spec.api_version, "metadata": {},
+                                  "items": None}) + b"\n"
+
     async def watch(self, request: Any, namespace: str, name: str = "") -> None:
         """
         Serve a watch as a chunked stream of C{{"type", "object"}} JSON lines (upstream
@@ -287,6 +302,11 @@ class ResourceHandlers:
             request.write(encode_watch_event(ev_type, obj, out.media))
 
         def bookmark(meta: dict) -> None:
+            annotations = meta.get("annotations") or {}
+            if annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true":
+                meta = {**meta, "annotations": {
+                    **annotations, INITIAL_EVENTS_LIST_BLUEPRINT_ANNOTATION:
+                        base64.b64encode(self.list_blueprint()).decode()}}
             emit("BOOKMARK", {"kind": self.spec.kind, "apiVersion": self.spec.api_version,
                               "metadata": meta})
 
@@ -531,6 +551,8 @@ class ResourceHandlers:
                     raise _plain_error(
                         f"failed to convert new object ({_gvknn(applied)}) to proper version: "
                         f"unable to convert unstructured object to {_gvk(applied)}: {problem}")
+            if request is not None:
+                _apply_yaml_field_validation(request, body)
             if not current:
                 self.check_kind(new)
                 self._default(store, new)
@@ -778,6 +800,29 @@ async def create_on(handlers: Any, request: Any, namespace: str, name: str, rest
 def _content_type(request: Any) -> str:
     """The request's bare C{Content-Type} (C{""} when absent)."""
     return codec.content_type_of((request.getHeader(b"content-type") or b"").decode("latin-1"))
+
+def _apply_yaml_field_validation(request: Any, body: bytes) -> None:
+    """
+    Upstream C{applyPatcher.applyPatchToCurrentObject}: after the apply, under
+    C{fieldValidation=Strict} or C{Warn} the applied configuration is decoded again with
+    C{yaml.UnmarshalStrict}, so a duplicate key is caught even where the object's schema keeps
+    unknown fields.
+
+    @raise StatusError: 400 BadRequest C{error strict decoding YAML: error converting YAML to
+        JSON: yaml: unmarshal errors:\n  line 9: key "foo" already set in map} under
+        C{Strict}; under C{Warn} each duplicate becomes a C{Warning}.
+    """
+    from kubetwist.endpoints.handlers.options import field_validation_mode
+
+    mode = field_validation_mode(request)
+    if mode == "Ignore":
+        return
+    err = codec.yaml_duplicate_error(body)
+    if err is None:
+        return
+    if mode == "Strict":
+        raise errors.new_bad_request(f"error strict decoding YAML: {err}")
+    _add_warnings(request, strict.warnings_of([err]))
 
 
 def _add_warnings(request: Any, texts: list[str]) -> None:

@@ -639,7 +639,10 @@ class Cacher:
                 snapshot_rv = cache.rv
                 initial = [(k, cache.objects[k]) for k in
                            cache.range(watcher.start, watcher.end)]
-            events = watcher.initial_events(initial, snapshot_rv, bool(send_initial_events))
+            # upstream ends the initial events with the annotated bookmark for a watch-list and
+            # for a legacy watch from "" or "0" that allows bookmarks
+            events = watcher.initial_events(initial, snapshot_rv,
+                                            bool(send_initial_events) or watcher.bookmarks)
             rc.watchers.add(watcher)
             watcher.begin(snapshot_rv, events)
             return
