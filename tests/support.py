@@ -21,10 +21,10 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist import authorization
 from kubetwist.apis import printers
+from kubetwist.app import assemble
 from kubetwist.authentication.config import new_request_authenticator
 from kubetwist.authentication.tokenfile import TokenFileAuthenticator
 from kubetwist.controlplane.instance import ControlPlaneConfig
-from kubetwist.app import assemble
 from kubetwist.storage.cacher import Cacher
 from kubetwist.storage.sqlite import SQLiteStorage
 

@@ -21,8 +21,13 @@ import json
 import re
 from typing import Any
 
-from kubetwist.runtime.errors import StatusError, make_status, new_bad_request, new_request_entity_too_large
 from kubetwist.runtime import gofmt
+from kubetwist.runtime.errors import (
+    StatusError,
+    make_status,
+    new_bad_request,
+    new_request_entity_too_large,
+)
 
 __all__ = ["apply_json_patch", "apply_merge_patch", "MAX_JSON_PATCH_OPERATIONS", "JSONPatchError"]
 
@@ -169,7 +174,7 @@ def _equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=False))
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
         return False
     return json.dumps(a) == json.dumps(b)
@@ -206,7 +211,7 @@ def _apply_op(doc: Any, op: dict) -> Any:
         try:
             _get(con, key)
         except JSONPatchError:
-            raise JSONPatchError(f"replace operation does not apply: doc is missing key: {path}: missing value")
+            raise JSONPatchError(f"replace operation does not apply: doc is missing key: {path}: missing value") from None
         _set(con, key, copy.deepcopy(op.get("value")))
     elif kind == "move":
         frm = _str_field(op, "from")

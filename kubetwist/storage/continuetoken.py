@@ -11,7 +11,6 @@ import base64
 import binascii
 import json
 
-
 from kubetwist.runtime.codec import go_json_error
 from kubetwist.storage.interfaces import (
     InvalidContinueError,

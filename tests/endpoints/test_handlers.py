@@ -377,7 +377,7 @@ class ProtobufBodyTests(KubeTestCase):
         code, ns, _ = self.post("/api/v1/namespaces", "kubectl-create-namespace.pb")
         self.assertEqual(code, 201, ns)
         self.assertEqual(ns["status"], {"phase": "Active"})
-        code, cm, _ = self.post(f"/api/v1/namespaces/default/configmaps",
+        code, cm, _ = self.post("/api/v1/namespaces/default/configmaps",
                                 "kubectl-create-configmap.pb")
         self.assertEqual(code, 201, cm)
         self.assertEqual(cm["kind"], "ConfigMap")

@@ -17,11 +17,11 @@ from kubetwist.storage.continuetoken import (
     prepare_key,
     validate_list_options,
 )
+from kubetwist.storage.interfaces import EVERYTHING, InvalidContinueError, SelectionPredicate
 from kubetwist.storage.kv import (
     RawEvent,
     transform_event,
 )
-from kubetwist.storage.interfaces import EVERYTHING, InvalidContinueError, SelectionPredicate
 
 
 def raw(token: str) -> bytes:

@@ -199,9 +199,8 @@ class WatchProgressTests(SynchronousTestCase):
     def test_progress_bookmark_covers_every_earlier_write(self):
         """A progress request answers a BOOKMARK at the current revision, after the events
         of every write committed before it, even writes under other prefixes."""
-        from kubetwist.storage.interfaces import Watch
-        from tests.support import FakeReactorClock, InlinePool
         from kubetwist.storage.sqlite import SQLiteStorage
+        from tests.support import FakeReactorClock, InlinePool
 
         store = SQLiteStorage(FakeReactorClock(), ":memory:", threadpool=InlinePool())
         self.successResultOf(store.create("/registry/configmaps/ns/a", {"metadata": {"name": "a"}}))

@@ -489,7 +489,7 @@ def _update_opts(new: dict, old: dict) -> dict:
     return {
         "ignore_match_conditions": len(new_hooks) == len(old_hooks) and all(
             n.get("matchConditions") == o.get("matchConditions")
-            for n, o in zip(new_hooks, old_hooks)),
+            for n, o in zip(new_hooks, old_hooks, strict=False)),
         "no_side_effects": all(h.get("sideEffects") in _SIDE_EFFECTS_NONE for h in old_hooks),
         "known_review_version": all(
             not h.get("admissionReviewVersions")

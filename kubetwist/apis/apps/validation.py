@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubetwist.apimachinery.field import FieldError, Path, forbidden, invalid, not_supported, required
+from kubetwist.apimachinery.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from kubetwist.apimachinery.validation import (
     is_valid_percent,
     name_is_dns_label,

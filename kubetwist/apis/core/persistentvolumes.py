@@ -34,7 +34,6 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kubetwist.runtime.quantity import QuantityError, parse_quantity
 from kubetwist.apis.core.pod_warnings import pvc_warnings
 from kubetwist.apis.core.podspec_defaults import (
     _default_pvc_spec,
@@ -43,6 +42,7 @@ from kubetwist.apis.core.podspec_defaults import (
 )
 from kubetwist.apis.core.printers import PERSISTENTVOLUME_TABLE, PERSISTENTVOLUMECLAIM_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [
     "PERSISTENTVOLUMECLAIM_STATUS_STRATEGY",

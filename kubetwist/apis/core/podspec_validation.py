@@ -46,8 +46,8 @@ from kubetwist.apimachinery.validation import (
     validate_labels,
     validate_nonnegative,
 )
-from kubetwist.runtime.quantity import QuantityError, parse_quantity
 from kubetwist.runtime import gofmt
+from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [
     "validate_pod_spec",
@@ -109,7 +109,6 @@ from kubetwist.apis.core.podspec_volume_validation import (  # noqa: E402
     _validate_resource_field_selector,
     validate_volumes,
 )
-
 
 # --------------------------------------------------------------------------------------------
 # containers
