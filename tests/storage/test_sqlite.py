@@ -207,7 +207,8 @@ class WatchProgressTests(SynchronousTestCase):
         events = []
         w = store.watch("/registry/configmaps/", "0", recursive=True)
         w.subscribe(events.append)
-        other = self.successResultOf(store.create("/registry/secrets/ns/s", {"metadata": {"name": "s"}}))
+        other = self.successResultOf(store.create("/registry/secrets/ns/s",
+                                                  {"metadata": {"name": "s"}}))
         self.assertTrue(w.request_progress())
         self.assertEqual([e.type for e in events], ["ADDED", "BOOKMARK"])
         self.assertEqual(events[-1].object["metadata"]["resourceVersion"],

@@ -186,7 +186,8 @@ def _format_value(verb: str, v: Any) -> str:
             raise CELLibraryError("error during formatting: only integers, byte buffers, and "
                                   "strings can be formatted as hex, was given " + _type_name(v))
         return format(v, {"x": "x", "X": "X", "o": "o", "b": "b"}[verb])
-    raise CELLibraryError(f'could not parse formatting clause: unrecognized formatting clause "{verb}"')
+    raise CELLibraryError('could not parse formatting clause: unrecognized formatting clause '
+                          f'"{verb}"')
 
 
 def _type_name(v: Any) -> str:

@@ -360,8 +360,10 @@ def validate_persistent_volume_claim_update(new: dict, old: dict) -> list[FieldE
     if nspec != ospec:
         errs.append(forbidden(Path("spec"), "spec is immutable after creation except "
                               "resources.requests and volumeAttributesClassName for bound claims"))
-    new_size = _quantity(((new.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage"))
-    old_size = _quantity(((old.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage"))
+    new_size = _quantity(((new.get("spec") or {}).get("resources") or {}).get("requests", {}).get(
+        "storage"))
+    old_size = _quantity(((old.get("spec") or {}).get("resources") or {}).get("requests", {}).get(
+        "storage"))
     if new_size is not None and old_size is not None and new_size.value < old_size.value:
         errs.append(forbidden(Path("spec", "resources", "requests", "storage"),
                               "field can not be less than previous value"))
@@ -426,7 +428,8 @@ def prepare_pv_status_for_update(new: dict, old: dict) -> None:
     new["spec"] = copy.deepcopy(old.get("spec") or {})
     nstatus, ostatus = _dict(new, "status"), old.get("status") or {}
     if nstatus.get("phase") != ostatus.get("phase") and \
-            nstatus.get("lastPhaseTransitionTime") in (None, ostatus.get("lastPhaseTransitionTime")):
+            nstatus.get("lastPhaseTransitionTime") in (None,
+                                                       ostatus.get("lastPhaseTransitionTime")):
         import datetime
 
         stamp = datetime.datetime.fromtimestamp(int(now()), datetime.timezone.utc)

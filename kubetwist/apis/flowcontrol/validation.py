@@ -257,7 +257,8 @@ def _validate_subject(subject: dict, path: Path) -> list[FieldError]:
                        "serviceAccount is forbidden when subject kind is not 'ServiceAccount'")
     if kind == "ServiceAccount":
         errs.extend(_validate_sa_subject(sa, path.child("serviceAccount")))
-        errs.extend(e for present, e in ((user, not_user), (group, not_group)) if present is not None)
+        errs.extend(e for present, e in ((user, not_user), (group, not_group))
+                    if present is not None)
     elif kind == "User":
         errs.extend(_validate_named(user, path.child("user"),
                                     "user is required when subject kind is 'User'"))
