@@ -289,7 +289,8 @@ class Options(usage.Options):
             try:
                 o[key] = int(o[key])
             except ValueError:
-                raise usage.UsageError(f'invalid value "{o[key]}" for --{key}: must be an integer') from None
+                raise usage.UsageError(
+                    f'invalid value "{o[key]}" for --{key}: must be an integer') from None
             if o[key] < 0:
                 raise usage.UsageError(f"--{key} must not be negative")
         if not 0 < o["secure-port"] < 65536:
@@ -304,7 +305,8 @@ class Options(usage.Options):
             try:
                 ipaddress.ip_address(o["advertise-address"])
             except ValueError:
-                raise usage.UsageError(f'invalid --advertise-address "{o["advertise-address"]}"') from None
+                raise usage.UsageError(
+                    f'invalid --advertise-address "{o["advertise-address"]}"') from None
         try:
             net = ipaddress.ip_network(o["service-cluster-ip-range"], strict=False)
         except ValueError:

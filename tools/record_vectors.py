@@ -291,8 +291,8 @@ class Server:
             self.headers["Authorization"] = "Bearer " + user["token"]
         cert, key = user.get("client-certificate"), user.get("client-key")
         if user.get("client-certificate-data"):
-            cert, key = self._tmp(user["client-certificate-data"]), self._tmp(user[
-                "client-key-data"])
+            cert = self._tmp(user["client-certificate-data"])
+            key = self._tmp(user["client-key-data"])
         if cert:
             self.tls.load_cert_chain(cert, key)
 

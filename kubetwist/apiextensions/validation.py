@@ -506,8 +506,8 @@ def validate_spec(spec: dict, path: Path) -> list[FieldError]:
                                           vpath.index(i).child("subresources"))
         if not layout.cols_top:
             for j, col in enumerate(ver.get("additionalPrinterColumns") or []):
-                errs += validate_column(col, vpath.index(i).child("additionalPrinterColumns").index(
-                    j))
+                errs += validate_column(
+                    col, vpath.index(i).child("additionalPrinterColumns").index(j))
         if not layout.sel_top and ver.get("selectableFields"):
             errs += validate_selectable_fields(
                 ver["selectableFields"], (ver.get("schema") or {}).get("openAPIV3Schema"),

@@ -659,8 +659,8 @@ def _go_time_string(ts: str) -> str | None:
     if not m:
         return None
     try:
-        t = datetime.datetime.fromisoformat(ts.replace("z", "Z").replace("Z", "+00:00").replace(
-            "t", "T"))
+        t = datetime.datetime.fromisoformat(
+            ts.replace("z", "Z").replace("Z", "+00:00").replace("t", "T"))
     except ValueError:
         return None
     t = t.astimezone(datetime.timezone.utc)

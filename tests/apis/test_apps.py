@@ -150,9 +150,9 @@ class OtherWorkloadTests(SynchronousTestCase):
         new = copy.deepcopy(obj)
         new["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
         STRATEGIES["daemonsets"].prepare_for_update(new, obj)
+        annotations = new["metadata"]["annotations"]
         self.assertEqual((new["metadata"]["generation"],
-                          new["metadata"]["annotations"][
-                              "deprecated.daemonset.template.generation"]), (2, "2"))
+                          annotations["deprecated.daemonset.template.generation"]), (2, "2"))
 
     def test_replicaset(self) -> None:
         """ReplicaSets default replicas to 1, start with C{status.replicas: 0}, expose it as a

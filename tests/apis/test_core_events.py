@@ -114,7 +114,8 @@ class EndpointsTests(SynchronousTestCase):
                 "is "
                 "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
                 "subsets[0].ports[0].name: Required value",
-                "subsets[0].ports[1].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+                "subsets[0].ports[1].port: Invalid value: 0: must be between 1 and 65535, "
+                "inclusive",
                 'subsets[0].ports[1].protocol: Unsupported value: "XTP": supported values: "SCTP", '
                 '"TCP", "UDP"',
                 "subsets[1]: Required value: must specify `addresses` or `notReadyAddresses`",

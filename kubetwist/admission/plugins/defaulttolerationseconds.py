@@ -40,8 +40,8 @@ def _add_or_update(tolerations: list, toleration: dict) -> list:
     out = []
     updated = False
     for t in tolerations:
-        if (t or {
-                }).get("key") == toleration["key"] and t.get("operator") == toleration["operator"] \
+        if (t or {}).get("key") == toleration["key"] \
+                and t.get("operator") == toleration["operator"] \
                 and (t.get("value") or "") == "" and t.get("effect") == toleration["effect"]:
             if t == toleration:
                 return tolerations

@@ -75,7 +75,8 @@ def _should_automount(service_account: Optional[dict], pod: dict) -> bool:
     spec_value = (pod.get("spec") or {}).get("automountServiceAccountToken")
     if spec_value is not None:
         return bool(spec_value)
-    if service_account is not None and service_account.get("automountServiceAccountToken") is not None:
+    if (service_account is not None
+            and service_account.get("automountServiceAccountToken") is not None):
         return bool(service_account["automountServiceAccountToken"])
     return True
 
@@ -92,8 +93,8 @@ def _mount_service_account_token(pod: dict, suffix: Optional[str]) -> None:
             has_token_volume = True
             break
     if not token_volume_name:
-        token_volume_name = SERVICE_ACCOUNT_VOLUME_NAME + "-" + (suffix
-                                                                 if suffix is not None else random_suffix())
+        token_volume_name = SERVICE_ACCOUNT_VOLUME_NAME + "-" + (
+            suffix if suffix is not None else random_suffix())
     needs_volume = False
     for key in ("initContainers", "containers"):
         for c in spec.get(key) or []:

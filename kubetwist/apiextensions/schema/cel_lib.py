@@ -173,8 +173,9 @@ def _format_value(verb: str, v: Any) -> str:
         return str(v)
     if verb in "fe":
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise CELLibraryError(f"error during formatting: {'fixed-point' if verb == 'f' else 'scientific'} "
-                                  "clause can only be used on doubles, was given " + _type_name(v))
+            raise CELLibraryError(
+                f"error during formatting: {'fixed-point' if verb == 'f' else 'scientific'} "
+                "clause can only be used on doubles, was given " + _type_name(v))
         return ("%" + "." + "6" + verb) % v
     if verb in "xXob":
         if isinstance(v, str) and verb in "xX":

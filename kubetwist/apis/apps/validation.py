@@ -133,8 +133,8 @@ def go_label_selector(sel: dict | None) -> str:
         items = []
         for e in exprs:
             vals = e.get("values")
-            vs = "[]string(nil)" if vals is None else "[]string{" + ", ".join(_go_quote(
-                v) for v in vals) + "}"
+            vs = ("[]string(nil)" if vals is None
+                  else "[]string{" + ", ".join(_go_quote(v) for v in vals) + "}")
             items.append(f'v1.LabelSelectorRequirement{{Key:{_go_quote(e.get("key", ""))}, '
                          f'Operator:{_go_quote(e.get("operator", ""))}, Values:{vs}}}')
         me = "[]v1.LabelSelectorRequirement{" + ", ".join(items) + "}"

@@ -261,7 +261,8 @@ def _validate_data_source(ref: dict, path: Path, namespaced: bool) -> list[Field
     group = ref.get("apiGroup") or ""
     if not group and ref.get("kind") != "PersistentVolumeClaim":
         errs.append(invalid(path, ref.get("kind") or "",
-                            "must be 'PersistentVolumeClaim' when referencing the default apiGroup"))
+                            "must be 'PersistentVolumeClaim' when referencing the default "
+                            "apiGroup"))
     if group:
         from kubetwist.apimachinery.validation import is_dns1123_subdomain
 

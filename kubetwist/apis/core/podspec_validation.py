@@ -286,7 +286,8 @@ def _validate_volume_devices(devices: list | None, mounts: dict, volumes: dict,
             errs.append(required(ip.child("name")))
         if name in names:
             errs.append(invalid(ip.child("name"), name, "must be unique"))
-        if vol is not None and vol.get("persistentVolumeClaim") is None and vol.get("ephemeral") is None:
+        if (vol is not None and vol.get("persistentVolumeClaim") is None
+                and vol.get("ephemeral") is None):
             errs.append(invalid(ip.child("name"), name, "can only use volume source type of "
                                                         "PersistentVolumeClaim or Ephemeral for "
                                                         "block mode"))
@@ -718,7 +719,8 @@ def validate_tolerations(tolerations: list | None, path: Path) -> list[FieldErro
     for i, t in enumerate(tolerations or []):
         t = t or {}
         ip = path.index(i)
-        key, op, value, effect = t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or ""
+        key, op, value, effect = (t.get("key") or "", t.get("operator") or "",
+                                  t.get("value") or "", t.get("effect") or "")
         if key:
             errs.extend(validate_label_name(key, ip.child("key")))
         if not key and op != "Exists":
@@ -812,7 +814,8 @@ def _validate_affinity(aff: Any, path: Path) -> list[FieldError]:
         np_ = path.child("nodeAffinity")
         req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
         if isinstance(req, dict):
-            rp = np_.child("requiredDuringSchedulingIgnoredDuringExecution").child("nodeSelectorTerms")
+            rp = np_.child("requiredDuringSchedulingIgnoredDuringExecution").child(
+                "nodeSelectorTerms")
             terms = req.get("nodeSelectorTerms") or []
             if not terms:
                 errs.append(required(rp, "must have at least one node selector term"))
@@ -831,9 +834,9 @@ def _validate_affinity(aff: Any, path: Path) -> list[FieldError]:
             continue
         kp = path.child(key)
         for i, term in enumerate(pa.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
-            errs.extend(_validate_pod_affinity_term(term or {},
-                                                    kp.child(
-                                                        "requiredDuringSchedulingIgnoredDuringExecution").index(i)))
+            errs.extend(_validate_pod_affinity_term(
+                term or {},
+                kp.child("requiredDuringSchedulingIgnoredDuringExecution").index(i)))
         for i, wt in enumerate(pa.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
             wp = kp.child("preferredDuringSchedulingIgnoredDuringExecution").index(i)
             w = (wt or {}).get("weight") or 0
@@ -999,9 +1002,9 @@ def validate_pod_spec(spec: dict, path: Path, pod_meta: dict | None = None) -> l
     errs.extend(_validate_affinity(spec.get("affinity"), path.child("affinity")))
     errs.extend(_validate_dns_config(spec, path.child("dnsConfig")))
     for i, g in enumerate(spec.get("readinessGates") or []):
-        errs.extend(_validate_qualified_name((g or {}).get("conditionType") or "",
-                                             path.child("readinessGates").index(i).child(
-                                                 "conditionType")))
+        errs.extend(_validate_qualified_name(
+            (g or {}).get("conditionType") or "",
+            path.child("readinessGates").index(i).child("conditionType")))
     gates: set[str] = set()
     for i, g in enumerate(spec.get("schedulingGates") or []):
         gp = path.child("schedulingGates").index(i)

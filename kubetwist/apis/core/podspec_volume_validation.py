@@ -171,7 +171,8 @@ def _validate_downward_api_file(f: dict, path: Path) -> list[FieldError]:
                                                     path.child("fieldRef")))
         if f.get("resourceFieldRef") is not None:
             errs.append(invalid(path, "resource",
-                                "fieldRef and resourceFieldRef can not be specified simultaneously"))
+                                "fieldRef and resourceFieldRef can not be specified "
+                                "simultaneously"))
     elif isinstance(f.get("resourceFieldRef"), dict):
         errs.extend(_validate_resource_field_selector(f["resourceFieldRef"],
                                                       path.child("resourceFieldRef"), True))
@@ -284,7 +285,8 @@ def _validate_source(kind: str, src: dict, path: Path, vol_name: str) -> list[Fi
         elif not iqn.startswith(("iqn", "eui", "naa")):
             errs.append(invalid(path.child("iqn"), iqn,
                                 "must be valid format starting with iqn, eui, or naa"))
-        elif iqn.startswith("iqn") and not re.match(r"iqn\.\d{4}-\d{2}\.([A-Za-z0-9\-.]+)(:[^,;*&$|\s]+)$", iqn):
+        elif iqn.startswith("iqn") and not re.match(
+                r"iqn\.\d{4}-\d{2}\.([A-Za-z0-9\-.]+)(:[^,;*&$|\s]+)$", iqn):
             errs.append(invalid(path.child("iqn"), iqn, "must be valid format"))
         elif iqn.startswith("eui") and not re.match(r"^eui.[A-Za-z0-9]{16}$", iqn):
             errs.append(invalid(path.child("iqn"), iqn, "must be valid format"))
@@ -293,8 +295,8 @@ def _validate_source(kind: str, src: dict, path: Path, vol_name: str) -> list[Fi
         lun = src.get("lun") or 0
         if lun < 0 or lun > 255:
             errs.append(invalid(path.child("lun"), lun, inclusive_range_error(0, 255)))
-        if (src.get("chapAuthDiscovery") or src.get(
-                "chapAuthSession")) and src.get("secretRef") is None:
+        if ((src.get("chapAuthDiscovery") or src.get("chapAuthSession"))
+                and src.get("secretRef") is None):
             errs.append(required(path.child("secretRef")))
     elif kind == "glusterfs":
         errs.extend(_required_fields(src, path, "endpoints", "path"))
@@ -497,5 +499,6 @@ def validate_volumes(volumes: list | None, pod_meta: dict | None,
         if isinstance(pvc, dict) and pvc.get("claimName") in created_pvcs:
             errs.append(invalid(ip.child("persistentVolumeClaim").child("claimName"),
                                 pvc["claimName"],
-                                "must not reference a PVC that gets created for an ephemeral volume"))
+                                "must not reference a PVC that gets created for an ephemeral "
+                                "volume"))
     return vols, errs

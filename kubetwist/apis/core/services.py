@@ -831,7 +831,8 @@ def validate_service(svc: dict) -> list[FieldError]:
                     invalid(
                         ports_path.index(i),
                         KUBELET_PORT,
-                        f"may not expose port {KUBELET_PORT} externally since it is used by kubelet",
+                        f"may not expose port {KUBELET_PORT} externally since it is used by "
+                        "kubelet",
                     )
                 )
         if headless:

@@ -206,7 +206,8 @@ def _validate_flow_schema_spec(name: str, spec: dict, path: Path) -> list[FieldE
                             "only the schema named 'exempt' may have matchingPrecedence 1"))
     method = spec.get("distinguisherMethod")
     if isinstance(method, dict) and method.get("type") not in _DISTINGUISHERS:
-        printed = f"flowcontrol.FlowDistinguisherMethod{{Type:{go_quote(method.get('type') or '')}}}"
+        printed = ("flowcontrol.FlowDistinguisherMethod"
+                   f"{{Type:{go_quote(method.get('type') or '')}}}")
         errs.append(GoValueError("NotSupported", path.child("distinguisherMethod", "type"),
                                  printed, _supported(_DISTINGUISHERS)))
     pl_name = _d(spec.get("priorityLevelConfiguration")).get("name") or ""

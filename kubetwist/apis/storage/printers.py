@@ -114,7 +114,10 @@ DOCS: dict[str, str] = {
                                           'to get a NodePublishVolume call for such a '
                                           'volume.\n\nFor more information about implementing this '
                                           'mode, see '
-                                          'https://kubernetes-csi.github.io/docs/ephemeral-local-volumes.html A driver can support one or more of these modes and more modes may be added in the future.\n\nThis field is beta. This field is immutable.',
+                                          'https://kubernetes-csi.github.io/docs/ephemeral-local-volumes.html '  # noqa: E501
+                                          'A driver can support one or more of these modes and '
+                                          'more modes may be added in the future.\n\nThis field '
+                                          'is beta. This field is immutable.',
     'CSINodeSpec.drivers': 'drivers is a list of information of all CSI Drivers existing on a '
                            'node. If all drivers in the list are uninstalled, this can become '
                            'empty.',
@@ -140,7 +143,8 @@ DOCS: dict[str, str] = {
                                    'parameters that match the previous fields.\n\nThe semantic is '
                                    'currently (CSI spec 1.2) defined as: The available capacity, '
                                    'in bytes, of the storage that can be used to provision '
-                                   'volumes. If not set, that information is currently unavailable.',
+                                   'volumes. If not set, that information is currently '
+                                   'unavailable.',
 }
 
 _DEFAULT_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
