@@ -56,8 +56,8 @@ def shared_dir(*parts: str) -> Path:
     base = Path(override) if override else repository_root().parent / "shared"
     path = base.joinpath(*parts)
     if not path.exists():
-        source = f"${SHARED_ENV}={override!r}" if override else ("the sibling of "
-                                                                 f"{repository_root()}")
+        source = (f"${SHARED_ENV}={override!r}" if override
+                  else f"the sibling of {repository_root()}")
         raise AssertionError(
             f"{path} does not exist: the shared directory is {source}; check shared/ out "
             f"beside the repository or set {SHARED_ENV}"

@@ -186,8 +186,8 @@ def _validate_schema_props(node: SchemaNode, data: Any, path: str) -> Result:
             if validated == 0 and (best is None or r.count > best.count):
                 best = r
         if validated != 1:
-            extra = "Found none valid" if validated == 0 else (f"Found {validated} valid "
-                                                               "alternatives")
+            extra = ("Found none valid" if validated == 0
+                     else f"Found {validated} valid alternatives")
             main.add(OpenAPIError(
                 C_PLAIN, path,
                 f"{go_json(path)} must validate one and only one schema (oneOf). {extra}"))
