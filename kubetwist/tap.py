@@ -38,7 +38,8 @@ _GROUPS = [
                               "service-account-signing-key-file"]),
     ("Authorization flags", ["authorization-mode"]),
     ("Admission flags", ["disable-admission-plugins", "enable-admission-plugins"]),
-    ("Generic flags", ["cors-allowed-origins", "max-requests-inflight", "max-mutating-requests-inflight",
+    ("Generic flags", ["cors-allowed-origins", "max-requests-inflight",
+                       "max-mutating-requests-inflight",
                        "min-request-timeout", "request-timeout", "shutdown-delay-duration"]),
     ("Misc flags", ["service-cluster-ip-range", "service-node-port-range"]),
     ("kubetwist flags", ["data-dir", "write-kubeconfig", "reuse-port"]),
@@ -264,7 +265,7 @@ class Options(usage.Options):
         except usage.UsageError as e:
             sys.stderr.write(f"Error: {e}\n")
             sys.stderr.flush()
-            raise SystemExit(1)
+            raise SystemExit(1) from None
 
     def getUsage(self, width: Optional[int] = None) -> str:
         """Flags grouped as kube-apiserver's C{--help} groups them."""
@@ -288,7 +289,8 @@ class Options(usage.Options):
             try:
                 o[key] = int(o[key])
             except ValueError:
-                raise usage.UsageError(f'invalid value "{o[key]}" for --{key}: must be an integer')
+                raise usage.UsageError(
+                    f'invalid value "{o[key]}" for --{key}: must be an integer') from None
             if o[key] < 0:
                 raise usage.UsageError(f"--{key} must not be negative")
         if not 0 < o["secure-port"] < 65536:
@@ -298,17 +300,18 @@ class Options(usage.Options):
         try:
             ipaddress.ip_address(o["bind-address"])
         except ValueError:
-            raise usage.UsageError(f'invalid --bind-address "{o["bind-address"]}"')
+            raise usage.UsageError(f'invalid --bind-address "{o["bind-address"]}"') from None
         if o["advertise-address"]:
             try:
                 ipaddress.ip_address(o["advertise-address"])
             except ValueError:
-                raise usage.UsageError(f'invalid --advertise-address "{o["advertise-address"]}"')
+                raise usage.UsageError(
+                    f'invalid --advertise-address "{o["advertise-address"]}"') from None
         try:
             net = ipaddress.ip_network(o["service-cluster-ip-range"], strict=False)
         except ValueError:
             raise usage.UsageError(
-                f'invalid --service-cluster-ip-range "{o["service-cluster-ip-range"]}"')
+                f'invalid --service-cluster-ip-range "{o["service-cluster-ip-range"]}"') from None
         if net.num_addresses < 8:
             raise usage.UsageError("--service-cluster-ip-range is too small")
         from kubetwist.registry.core.allocator import parse_port_range
@@ -316,14 +319,14 @@ class Options(usage.Options):
         try:
             o["service-node-port-range"] = parse_port_range(o["service-node-port-range"])
         except ValueError as e:
-            raise usage.UsageError(f"invalid --service-node-port-range: {e}")
+            raise usage.UsageError(f"invalid --service-node-port-range: {e}") from None
         from kubetwist import authorization
 
         modes = [m.strip() for m in o["authorization-mode"].split(",") if m.strip()]
         try:
             authorization.from_modes(modes)
         except ValueError as e:
-            raise usage.UsageError(str(e))
+            raise usage.UsageError(str(e)) from None
         o["authorization-mode"] = modes
         self._admission_flags()
         self._filter_flags()
@@ -352,14 +355,14 @@ class Options(usage.Options):
             try:
                 TokenFileAuthenticator.from_file(o["token-auth-file"])
             except (ValueError, OSError) as e:
-                raise usage.UsageError(f"--token-auth-file: {e}")
+                raise usage.UsageError(f"--token-auth-file: {e}") from None
         if o["encryption-provider-config"]:
             from kubetwist.storage.value import EncryptionConfigError, load_encryption_config
 
             try:
                 load_encryption_config(o["encryption-provider-config"])
             except EncryptionConfigError as e:
-                raise usage.UsageError(str(e))
+                raise usage.UsageError(str(e)) from None
             o["encryption-provider-config"] = os.path.abspath(o["encryption-provider-config"])
         self._service_account_flags()
         o["data-dir"] = os.path.abspath(o["data-dir"])

@@ -21,10 +21,10 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist import authorization
 from kubetwist.apis import printers
+from kubetwist.app import assemble
 from kubetwist.authentication.config import new_request_authenticator
 from kubetwist.authentication.tokenfile import TokenFileAuthenticator
 from kubetwist.controlplane.instance import ControlPlaneConfig
-from kubetwist.app import assemble
 from kubetwist.storage.cacher import Cacher
 from kubetwist.storage.sqlite import SQLiteStorage
 
@@ -56,7 +56,8 @@ def shared_dir(*parts: str) -> Path:
     base = Path(override) if override else repository_root().parent / "shared"
     path = base.joinpath(*parts)
     if not path.exists():
-        source = f"${SHARED_ENV}={override!r}" if override else f"the sibling of {repository_root()}"
+        source = (f"${SHARED_ENV}={override!r}" if override
+                  else f"the sibling of {repository_root()}")
         raise AssertionError(
             f"{path} does not exist: the shared directory is {source}; check shared/ out "
             f"beside the repository or set {SHARED_ENV}"

@@ -235,7 +235,8 @@ def normalise(body: Any) -> Any:
     C{kube-api-access-xxxxx} as C{kube-api-access-<generated>}; Go pointers printed in
     messages (C{(*int64)(0xc000123456)}) as C{(<pointer>)}; Table cells of C{date} columns and of
     those printing elapsed time (C{Age}, C{Duration}, C{Last Schedule}) as C{<age>}, of a
-    C{Cluster-IP} column as C{<allocated>}, a generated name in the first cell as above. C{selfLink} is removed.
+    C{Cluster-IP} column as C{<allocated>}, a generated name in the first cell as above. C{selfLink}
+    is removed.
     The argument is not changed."""
     return _walk(copy.deepcopy(body))
 
@@ -290,7 +291,8 @@ class Server:
             self.headers["Authorization"] = "Bearer " + user["token"]
         cert, key = user.get("client-certificate"), user.get("client-key")
         if user.get("client-certificate-data"):
-            cert, key = self._tmp(user["client-certificate-data"]), self._tmp(user["client-key-data"])
+            cert = self._tmp(user["client-certificate-data"])
+            key = self._tmp(user["client-key-data"])
         if cert:
             self.tls.load_cert_chain(cert, key)
 

@@ -165,7 +165,7 @@ class WebhookConverter:
             raise ConversionError(f"conversion webhook for {where} failed: returned "
                                   f"{len(converted)} objects, expected {len(sent)}")
         out = list(objects)
-        for n, (i, obj) in enumerate(zip(todo, converted)):
+        for n, (i, obj) in enumerate(zip(todo, converted, strict=False)):
             original = objects[i]
             if obj.get("apiVersion") != to_api_version:
                 raise ConversionError(

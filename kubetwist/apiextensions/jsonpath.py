@@ -117,7 +117,8 @@ def _closing(s: str, start: int) -> int:
     raise JSONPathError(f"unclosed array expect ] in {s!r}")
 
 
-_FILTER = re.compile(r"^\?\(\s*@(?P<path>[^=!<>]*?)\s*(?:(?P<op>==|!=|<=|>=|<|>)\s*(?P<lit>.+?))?\s*\)$")
+_FILTER = re.compile(r"^\?\(\s*@(?P<path>[^=!<>]*?)\s*"
+                     r"(?:(?P<op>==|!=|<=|>=|<|>)\s*(?P<lit>.+?))?\s*\)$")
 
 
 def _bracket(inner: str, expr: str) -> Step:

@@ -246,7 +246,8 @@ def validate_subresources(subs: dict | None, path: Path) -> list[FieldError]:
     scale = (subs or {}).get("scale")
     if not isinstance(scale, dict):
         return errs
-    for key, prefix, text in (("specReplicasPath", (".spec.",), "should be a json path under .spec"),
+    for key, prefix, text in (("specReplicasPath", (".spec.",),
+                               "should be a json path under .spec"),
                               ("statusReplicasPath", (".status.",),
                                "should be a json path under .status")):
         p = path.child(f"scale.{key}")
@@ -444,7 +445,8 @@ def validate_conversion(conversion: dict | None, path: Path,
                     errs.append(fe.invalid(rv_path.index(i), rv, msg))
                 accepted = accepted or rv in ("v1", "v1beta1")
             if require_recognized and not accepted:
-                errs.append(fe.invalid(rv_path, reviews, "must include at least one of v1, v1beta1"))
+                errs.append(fe.invalid(rv_path, reviews,
+                                       "must include at least one of v1, v1beta1"))
     else:
         if cc is not None:
             errs.append(fe.forbidden(path.child("webhookClientConfig"),
@@ -464,7 +466,8 @@ def validate_spec(spec: dict, path: Path) -> list[FieldError]:
     elif v.is_dns1123_subdomain(group):
         errs.append(fe.invalid(path.child("group"), group, ",".join(v.is_dns1123_subdomain(group))))
     elif len(group.split(".")) < 2:
-        errs.append(fe.invalid(path.child("group"), group, "should be a domain with at least one dot"))
+        errs.append(fe.invalid(path.child("group"), group,
+                               "should be a domain with at least one dot"))
     scope = spec.get("scope") or ""
     if not scope:
         errs.append(fe.required(path.child("scope"), ""))
@@ -476,7 +479,8 @@ def validate_spec(spec: dict, path: Path) -> list[FieldError]:
     if not layout.schema_top:
         for i, ver in enumerate(vs):
             if not (ver.get("schema") or {}).get("openAPIV3Schema"):
-                errs.append(fe.required(vpath.index(i).child("schema").child("openAPIV3Schema"), ""))
+                errs.append(fe.required(vpath.index(i).child("schema").child("openAPIV3Schema"),
+                                        ""))
     elif vs and not (vs[0].get("schema") or {}).get("openAPIV3Schema"):
         for i in range(len(vs)):
             errs.append(fe.required(vpath.index(i).child("schema").child("openAPIV3Schema"), ""))
@@ -502,7 +506,8 @@ def validate_spec(spec: dict, path: Path) -> list[FieldError]:
                                           vpath.index(i).child("subresources"))
         if not layout.cols_top:
             for j, col in enumerate(ver.get("additionalPrinterColumns") or []):
-                errs += validate_column(col, vpath.index(i).child("additionalPrinterColumns").index(j))
+                errs += validate_column(
+                    col, vpath.index(i).child("additionalPrinterColumns").index(j))
         if not layout.sel_top and ver.get("selectableFields"):
             errs += validate_selectable_fields(
                 ver["selectableFields"], (ver.get("schema") or {}).get("openAPIV3Schema"),

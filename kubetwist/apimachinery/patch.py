@@ -21,8 +21,13 @@ import json
 import re
 from typing import Any
 
-from kubetwist.runtime.errors import StatusError, make_status, new_bad_request, new_request_entity_too_large
 from kubetwist.runtime import gofmt
+from kubetwist.runtime.errors import (
+    StatusError,
+    make_status,
+    new_bad_request,
+    new_request_entity_too_large,
+)
 
 __all__ = ["apply_json_patch", "apply_merge_patch", "MAX_JSON_PATCH_OPERATIONS", "JSONPatchError"]
 
@@ -36,7 +41,8 @@ class JSONPatchError(Exception):
 
 def _unprocessable() -> StatusError:
     """C{NewGenericServerResponse(422, ...)}: reason Invalid, generic message, empty details."""
-    e = make_status(422, "Invalid", "the server rejected our request due to an error in our request")
+    e = make_status(422, "Invalid",
+                    "the server rejected our request due to an error in our request")
     code = e.status.pop("code")
     e.status["details"] = {}
     e.status["code"] = code
@@ -169,7 +175,7 @@ def _equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=False))
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
         return False
     return json.dumps(a) == json.dumps(b)
@@ -183,14 +189,16 @@ def _apply_op(doc: Any, op: dict) -> Any:
             raise JSONPatchError("add operation failed to decode path: missing value")
         con, key = _find_object(doc, path)
         if con is None:
-            raise JSONPatchError(f'add operation does not apply: doc is missing path: "{path}": missing value')
+            raise JSONPatchError(f'add operation does not apply: doc is missing path: "{path}": '
+                                 'missing value')
         _add(con, key, copy.deepcopy(op.get("value")))
     elif kind == "remove":
         if path is None:
             raise JSONPatchError("remove operation failed to decode path: missing value")
         con, key = _find_object(doc, path)
         if con is None:
-            raise JSONPatchError(f'remove operation does not apply: doc is missing path: "{path}": missing value')
+            raise JSONPatchError(f'remove operation does not apply: doc is missing path: "{path}": '
+                                 'missing value')
         _remove(con, key)
     elif kind == "replace":
         if path is None:
@@ -202,11 +210,13 @@ def _apply_op(doc: Any, op: dict) -> Any:
             return copy.deepcopy(value)
         con, key = _find_object(doc, path)
         if con is None:
-            raise JSONPatchError(f"replace operation does not apply: doc is missing path: {path}: missing value")
+            raise JSONPatchError(f"replace operation does not apply: doc is missing path: {path}: "
+                                 "missing value")
         try:
             _get(con, key)
         except JSONPatchError:
-            raise JSONPatchError(f"replace operation does not apply: doc is missing key: {path}: missing value")
+            raise JSONPatchError(f"replace operation does not apply: doc is missing key: {path}: "
+                                 "missing value") from None
         _set(con, key, copy.deepcopy(op.get("value")))
     elif kind == "move":
         frm = _str_field(op, "from")
@@ -214,14 +224,16 @@ def _apply_op(doc: Any, op: dict) -> Any:
             raise JSONPatchError("move operation failed to decode from")
         con, key = _find_object(doc, frm)
         if con is None:
-            raise JSONPatchError(f"move operation does not apply: doc is missing from path: {frm}: missing value")
+            raise JSONPatchError(f"move operation does not apply: doc is missing from path: {frm}: "
+                                 "missing value")
         val = _get(con, key)
         _remove(con, key)
         if path is None:
             raise JSONPatchError("move operation failed to decode path")
         con, key = _find_object(doc, path)
         if con is None:
-            raise JSONPatchError(f"move operation does not apply: doc is missing destination path: {path}: missing value")
+            raise JSONPatchError("move operation does not apply: doc is missing destination path: "
+                                 f"{path}: missing value")
         _add(con, key, val)
     elif kind == "test":
         if path is None:
@@ -234,7 +246,8 @@ def _apply_op(doc: Any, op: dict) -> Any:
             raise JSONPatchError(f"testing value {path} failed: test failed")
         con, key = _find_object(doc, path)
         if con is None:
-            raise JSONPatchError(f"test operation does not apply: is missing path: {path}: missing value")
+            raise JSONPatchError(f"test operation does not apply: is missing path: {path}: missing "
+                                 "value")
         val = _get(con, key)
         if val is None:
             if value is None:
@@ -248,13 +261,15 @@ def _apply_op(doc: Any, op: dict) -> Any:
             raise JSONPatchError("copy operation failed to decode from")
         con, key = _find_object(doc, frm)
         if con is None:
-            raise JSONPatchError(f"copy operation does not apply: doc is missing from path: {frm}: missing value")
+            raise JSONPatchError(f"copy operation does not apply: doc is missing from path: {frm}: "
+                                 "missing value")
         val = _get(con, key)
         if path is None:
             raise JSONPatchError("copy operation failed to decode path: missing value")
         con, key = _find_object(doc, path)
         if con is None:
-            raise JSONPatchError(f"copy operation does not apply: doc is missing destination path: {path}: missing value")
+            raise JSONPatchError("copy operation does not apply: doc is missing destination path: "
+                                 f"{path}: missing value")
         _add(con, key, copy.deepcopy(val))
     else:
         raise JSONPatchError(f"Unexpected kind: {kind}")
@@ -281,15 +296,18 @@ def apply_json_patch(doc: dict, patch_bytes: bytes | str) -> dict:
     if ops is None:
         ops = []
     if not isinstance(ops, list):
-        raise new_bad_request(f"json: cannot unmarshal {_go_json_kind(ops)} into Go value of type jsonpatch.Patch")
+        raise new_bad_request(f"json: cannot unmarshal {_go_json_kind(ops)} into Go value of type "
+                              "jsonpatch.Patch")
     for op in ops:
         if op is not None and not isinstance(op, dict):
             raise new_bad_request(
-                f"json: cannot unmarshal {_go_json_kind(op)} into Go value of type jsonpatch.Operation"
+                f"json: cannot unmarshal {_go_json_kind(op)} into Go value of type "
+                "jsonpatch.Operation"
             )
     if len(ops) > MAX_JSON_PATCH_OPERATIONS:
         raise new_request_entity_too_large(
-            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}"
+            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got "
+            f"{len(ops)}"
         )
     result: Any = copy.deepcopy(doc)
     try:

@@ -148,11 +148,13 @@ class Requirement:
                     )
         else:
             supported = ", ".join(_go_quote(o) for o in _VALID_OPERATORS)
-            errs.append(f"operator: Unsupported value: {_go_quote(operator)}: supported values: {supported}")
+            errs.append(f"operator: Unsupported value: {_go_quote(operator)}: supported values: "
+                        f"{supported}")
         for i, v in enumerate(values or []):
             msgs = is_valid_label_value(v)
             if msgs:
-                errs.append(f"values[{i}][{key}]: Invalid value: {_go_quote(v)}: " + "; ".join(msgs))
+                errs.append(f"values[{i}][{key}]: Invalid value: {_go_quote(v)}: "
+                            + "; ".join(msgs))
         if errs:
             raise _SelectorError(_aggregate(errs))
         return cls(key, operator, values or [])

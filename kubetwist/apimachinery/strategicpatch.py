@@ -268,7 +268,8 @@ def _normalize_slice_order(to_sort: list, order: list | None, merge_key: str, ki
     return to_sort + to_delete
 
 
-def _merge_sorted_slice(left: list, right: list, server_order: list | None, merge_key: str, kind: str) -> list:
+def _merge_sorted_slice(left: list, right: list, server_order: list | None, merge_key: str,
+                        kind: str) -> list:
     server_order = server_order or []
     out: list = []
     i = j = 0
@@ -392,7 +393,8 @@ def _merge_patch_into_original(original: dict, patch: dict, schema: PatchMeta) -
         elif not found_original and found_patch:
             merged, _ = _remove_directives(patch_value)
         elif found_original and found_patch:
-            merged = _merge_slice_handler(original_value, patch_value, sub, strategy, merge_key, False)
+            merged = _merge_slice_handler(original_value, patch_value, sub, strategy, merge_key,
+                                          False)
         else:
             continue
         if not merge_key:
@@ -400,7 +402,8 @@ def _merge_patch_into_original(original: dict, patch: dict, schema: PatchMeta) -
         else:
             inside, outside = _partition_maps(merged, order, merge_key)
         kind = _slice_element_kind(original_value, patch_value)
-        original[okey] = _normalize_element_order(inside, outside, order, original_value, merge_key, kind)
+        original[okey] = _normalize_element_order(inside, outside, order, original_value, merge_key,
+                                                  kind)
         patch.pop(okey, None)
 
 
@@ -451,7 +454,8 @@ def _merge_map(original: dict | None, patch: dict, schema: PatchMeta) -> dict:
         elif isinstance(orig_v, list):
             sub, strategies, merge_key = schema.lookup_slice(k)
             _, strategy = _extract_retain_keys_strategy(strategies)
-            original[k] = _merge_slice_handler(orig_v, patch_v, sub, strategy, merge_key, is_delete_list)
+            original[k] = _merge_slice_handler(orig_v, patch_v, sub, strategy, merge_key,
+                                               is_delete_list)
         else:
             v, keep = _remove_directives(patch_v)
             if keep:
@@ -462,7 +466,8 @@ def _merge_map(original: dict | None, patch: dict, schema: PatchMeta) -> dict:
 
 
 def _merge_slice_handler(
-    original: Any, patch: Any, schema: PatchMeta, strategy: str, merge_key: str, is_delete_list: bool
+    original: Any, patch: Any, schema: PatchMeta, strategy: str, merge_key: str,
+    is_delete_list: bool
 ) -> list:
     if not isinstance(original, list):
         raise _bad_arg_type("[]interface {}", original)
@@ -473,7 +478,8 @@ def _merge_slice_handler(
     return patch
 
 
-def _merge_slice(original: list, patch: list, schema: PatchMeta, merge_key: str, is_delete_list: bool) -> list:
+def _merge_slice(original: list, patch: list, schema: PatchMeta, merge_key: str,
+                 is_delete_list: bool) -> list:
     if not original and not patch:
         return original
     kind = _slice_element_kind(original, patch)
@@ -500,7 +506,8 @@ def _merge_slice(original: list, patch: list, schema: PatchMeta, merge_key: str,
     return _normalize_element_order(inside, outside, patch, original, merge_key, kind)
 
 
-def _merge_slice_with_special_elements(original: list, patch: list, merge_key: str) -> tuple[list, list]:
+def _merge_slice_with_special_elements(original: list, patch: list,
+                                       merge_key: str) -> tuple[list, list]:
     plain: list = []
     replace = False
     for v in patch:
@@ -529,7 +536,8 @@ def _merge_slice_with_special_elements(original: list, patch: list, merge_key: s
     return original, plain
 
 
-def _merge_slice_without_special_elements(original: list, patch: list, merge_key: str, schema: PatchMeta) -> list:
+def _merge_slice_without_special_elements(original: list, patch: list, merge_key: str,
+                                          schema: PatchMeta) -> list:
     original = list(original)
     for v in patch:
         if merge_key not in v:
@@ -548,7 +556,8 @@ def _interpret(err: SMPError) -> StatusError:
     if msg in _BAD_REQUEST_ERRORS:
         return new_bad_request(msg)
     if msg in _UNPROCESSABLE_ERRORS:
-        e = make_status(422, "Invalid", "the server rejected our request due to an error in our request")
+        e = make_status(422, "Invalid", "the server rejected our request due to an error in our "
+                                        "request")
         code = e.status.pop("code")
         e.status["details"] = {}
         e.status["code"] = code
@@ -579,7 +588,8 @@ def apply_strategic_merge_patch(doc: dict, patch: dict | bytes | str, schema: Pa
             raise new_bad_request(str(e)) from None
     if not isinstance(patch, dict):
         raise new_bad_request(
-            f"json: cannot unmarshal {_json_kind(patch)} into Go value of type map[string]interface {{}}"
+            f"json: cannot unmarshal {_json_kind(patch)} into Go value of type "
+            f"map[string]interface {{}}"
         )
     try:
         return _merge_map(copy.deepcopy(doc), copy.deepcopy(patch), schema)

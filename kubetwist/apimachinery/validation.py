@@ -232,7 +232,9 @@ _RELAXED_ENV_VAR_NAME_ERR_MSG = (
 _env_var_name_re = re.compile(_ENV_VAR_NAME_FMT)
 
 _CONFIG_MAP_KEY_FMT = "[-._a-zA-Z0-9]+"
-_CONFIG_MAP_KEY_ERR_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
+_CONFIG_MAP_KEY_ERR_MSG = ("a valid config key must consist of alphanumeric characters, '-', '_' "
+                           "or "
+                           "'.'")
 _config_map_key_re = re.compile(_CONFIG_MAP_KEY_FMT)
 
 _HTTP_PATH_FMT = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
@@ -262,7 +264,8 @@ def is_qualified_name(value: str) -> list[str]:
     else:
         return errs + [
             "a qualified name "
-            + regex_error(_QUALIFIED_NAME_ERR_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+            + regex_error(_QUALIFIED_NAME_ERR_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name",
+                          "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
@@ -272,7 +275,8 @@ def is_qualified_name(value: str) -> list[str]:
     if not _match(_qualified_name_re, name):
         errs.append(
             "name part "
-            + regex_error(_QUALIFIED_NAME_ERR_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+            + regex_error(_QUALIFIED_NAME_ERR_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name",
+                          "123-abc")
         )
     return errs
 
@@ -283,7 +287,8 @@ def is_valid_label_value(value: str) -> list[str]:
     if _blen(value) > LABEL_VALUE_MAX_LENGTH:
         errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
     if not _match(_label_value_re, value):
-        errs.append(regex_error(_LABEL_VALUE_ERR_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+        errs.append(regex_error(_LABEL_VALUE_ERR_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value",
+                                "12345"))
     return errs
 
 
@@ -296,7 +301,8 @@ def is_dns1123_label(value: str) -> list[str]:
         if _match(_dns1123_subdomain_re, value):
             errs.append("must not contain dots")
         else:
-            errs.append(regex_error(_DNS1123_LABEL_ERR_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+            errs.append(regex_error(_DNS1123_LABEL_ERR_MSG, _DNS1123_LABEL_FMT, "my-name",
+                                    "123-abc"))
     return errs
 
 
@@ -316,7 +322,8 @@ def is_dns1123_subdomain_with_underscore(value: str) -> list[str]:
     if _blen(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _match(_dns1123_subdomain_us_re, value):
-        errs.append(regex_error(_DNS1123_SUBDOMAIN_ERR_MSG_FG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+        errs.append(regex_error(_DNS1123_SUBDOMAIN_ERR_MSG_FG, _DNS1123_SUBDOMAIN_FMT,
+                                "example.com"))
     return errs
 
 
@@ -496,7 +503,8 @@ def is_env_var_name(value: str) -> list[str]:
     errs: list[str] = []
     if not _match(_env_var_name_re, value):
         errs.append(
-            regex_error(_ENV_VAR_NAME_ERR_MSG, _ENV_VAR_NAME_FMT, "my.env-name", "MY_ENV.NAME", "MyEnvName1")
+            regex_error(_ENV_VAR_NAME_ERR_MSG, _ENV_VAR_NAME_FMT, "my.env-name", "MY_ENV.NAME",
+                        "MyEnvName1")
         )
     return errs + _has_chdir_prefix(value)
 
@@ -520,7 +528,8 @@ def is_config_map_key(value: str) -> list[str]:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _match(_config_map_key_re, value):
         errs.append(
-            regex_error(_CONFIG_MAP_KEY_ERR_MSG, _CONFIG_MAP_KEY_FMT, "key.name", "KEY_NAME", "key-name")
+            regex_error(_CONFIG_MAP_KEY_ERR_MSG, _CONFIG_MAP_KEY_FMT, "key.name", "KEY_NAME",
+                        "key-name")
         )
     return errs + _has_chdir_prefix(value)
 
@@ -533,7 +542,8 @@ def is_fully_qualified_name(path: Path | str, name: str) -> list[FieldError]:
     if errs:
         return [invalid(path, name, ",".join(errs))]
     if len(name.split(".")) < 3:
-        return [invalid(path, name, "should be a domain with at least three segments separated by dots")]
+        return [invalid(path, name, "should be a domain with at least three segments separated by "
+                                    "dots")]
     return []
 
 
@@ -547,7 +557,8 @@ def is_fully_qualified_domain_name(path: Path | str, name: str) -> list[FieldErr
     if errs:
         return [invalid(path, name, ",".join(errs))]
     if len(name.split(".")) < 2:
-        return [invalid(path, name, "should be a domain with at least two segments separated by dots")]
+        return [invalid(path, name, "should be a domain with at least two segments separated by "
+                                    "dots")]
     for label in name.split("."):
         errs = is_dns1123_label(label)
         if errs:
@@ -611,7 +622,8 @@ validate_service_account_name = name_is_dns_subdomain
 
 
 def validate_nonnegative(value: int, path: Path | str) -> list[FieldError]:
-    """Upstream C{ValidateNonnegativeField}: C{Invalid value: -1: must be greater than or equal to 0}."""
+    """Upstream C{ValidateNonnegativeField}: C{Invalid value: -1: must be greater than or equal
+    to 0}."""
     if value < 0:
         return [invalid(path, value, IS_NEGATIVE_ERROR_MSG)]
     return []
@@ -647,7 +659,8 @@ def _go_time_string(ts: str) -> str | None:
     if not m:
         return None
     try:
-        t = datetime.datetime.fromisoformat(ts.replace("z", "Z").replace("Z", "+00:00").replace("t", "T"))
+        t = datetime.datetime.fromisoformat(
+            ts.replace("z", "Z").replace("Z", "+00:00").replace("t", "T"))
     except ValueError:
         return None
     t = t.astimezone(datetime.timezone.utc)
@@ -674,7 +687,8 @@ def _immutable_time(new: str | None, old: str | None, path: Path) -> list[FieldE
         return []
     if new is None:
         # upstream: a zero metav1.Time prints as "0001-01-01 00:00:00 +0000 UTC"
-        return [_StringerError("Invalid", path, "0001-01-01 00:00:00 +0000 UTC", FIELD_IMMUTABLE_ERROR_MSG)]
+        return [_StringerError("Invalid", path, "0001-01-01 00:00:00 +0000 UTC",
+                               FIELD_IMMUTABLE_ERROR_MSG)]
     printed = _go_time_string(new)
     if printed is None:
         return [invalid(path, new, FIELD_IMMUTABLE_ERROR_MSG)]
@@ -787,11 +801,13 @@ def validate_finalizers(finalizers: list | None, path: Path | str) -> list[Field
     for f in finalizers:
         errs.extend(validate_finalizer_name(f, path))
     if "orphan" in finalizers and "foregroundDeletion" in finalizers:
-        errs.append(invalid(path, finalizers, "finalizer orphan and foregroundDeletion cannot be both set"))
+        errs.append(invalid(path, finalizers, "finalizer orphan and foregroundDeletion cannot be "
+                                              "both set"))
     return errs
 
 
-def validate_no_new_finalizers(new: list | None, old: list | None, path: Path | str) -> list[FieldError]:
+def validate_no_new_finalizers(new: list | None, old: list | None, path: Path
+                               | str) -> list[FieldError]:
     """Upstream C{ValidateNoNewFinalizers} (object already being deleted)."""
     extra = sorted(set(new or []) - set(old or []))
     if extra:
@@ -811,7 +827,8 @@ def validate_field_manager(manager: str, path: Path | str) -> list[FieldError]:
     pos = 0
     for ch in manager:
         if not ch.isprintable() and ch != " ":
-            errs.append(invalid(path, manager, f"invalid character U+{ord(ch):04X} (at position {pos})"))
+            errs.append(invalid(path, manager, f"invalid character U+{ord(ch):04X} (at position "
+                                               f"{pos})"))
         pos += _blen(ch)
     return errs
 
@@ -857,7 +874,8 @@ def validate_object_meta(
     name = meta.get("name") or ""
     namespace = meta.get("namespace") or ""
     if generate_name:
-        errs.extend(invalid(path.child("generateName"), generate_name, m) for m in name_fn(generate_name, True))
+        errs.extend(invalid(path.child("generateName"), generate_name, m)
+                    for m in name_fn(generate_name, True))
     if not name:
         errs.append(required(path.child("name"), "name or generateName is required"))
     else:
@@ -875,7 +893,8 @@ def validate_object_meta(
     errs.extend(validate_nonnegative(meta.get("generation") or 0, path.child("generation")))
     errs.extend(validate_labels(meta.get("labels"), path.child("labels")))
     errs.extend(validate_annotations(meta.get("annotations"), path.child("annotations")))
-    errs.extend(validate_owner_references(meta.get("ownerReferences"), path.child("ownerReferences")))
+    errs.extend(validate_owner_references(meta.get("ownerReferences"),
+                                          path.child("ownerReferences")))
     errs.extend(validate_finalizers(meta.get("finalizers"), path.child("finalizers")))
     errs.extend(validate_managed_fields(meta.get("managedFields"), path.child("managedFields")))
     return errs
@@ -919,7 +938,8 @@ def validate_object_meta_update(new_meta: dict, old_meta: dict, path: Path) -> l
     ))
     errs.extend(validate_labels(new_meta.get("labels"), path.child("labels")))
     errs.extend(validate_annotations(new_meta.get("annotations"), path.child("annotations")))
-    errs.extend(validate_owner_references(new_meta.get("ownerReferences"), path.child("ownerReferences")))
+    errs.extend(validate_owner_references(new_meta.get("ownerReferences"),
+                                          path.child("ownerReferences")))
     errs.extend(validate_managed_fields(new_meta.get("managedFields"), path.child("managedFields")))
     return errs
 
@@ -944,18 +964,21 @@ def validate_label_selector_requirement(
     values = req.get("values") or []
     if op in ("In", "NotIn"):
         if not values:
-            errs.append(required(path.child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+            errs.append(required(path.child("values"),
+                                 "must be specified when `operator` is 'In' or 'NotIn'"))
     elif op in ("Exists", "DoesNotExist"):
         if values:
             errs.append(forbidden(
-                path.child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                path.child("values"), "may not be specified when `operator` is 'Exists' or "
+                                      "'DoesNotExist'"
             ))
     elif not allow_unknown_operator:
         errs.append(invalid(path.child("operator"), op, "not a valid selector operator"))
     errs.extend(validate_label_name(req.get("key") or "", path.child("key")))
     if not allow_invalid_label_value:
         for i, v in enumerate(values):
-            errs.extend(invalid(path.child("values").index(i), v, m) for m in is_valid_label_value(v))
+            errs.extend(invalid(path.child("values").index(i), v, m)
+                        for m in is_valid_label_value(v))
     return errs
 
 
@@ -1011,9 +1034,11 @@ def validate_delete_options(options: dict) -> list[FieldError]:
     errs: list[FieldError] = []
     policy = options.get("propagationPolicy")
     if options.get("orphanDependents") is not None and policy is not None:
-        errs.append(invalid(Path("propagationPolicy"), policy, "orphanDependents and deletionPropagation cannot be both set"))
+        errs.append(invalid(Path("propagationPolicy"), policy,
+                            "orphanDependents and deletionPropagation cannot be both set"))
     if policy is not None and policy not in ("Foreground", "Background", "Orphan"):
-        errs.append(not_supported(Path("propagationPolicy"), policy, ["Foreground", "Background", "Orphan", "nil"]))
+        errs.append(not_supported(Path("propagationPolicy"), policy,
+                                  ["Foreground", "Background", "Orphan", "nil"]))
     errs.extend(validate_dry_run(Path("dryRun"), options.get("dryRun")))
     if options.get("ignoreStoreReadErrorWithClusterBreakingPotential"):
         p = Path("ignoreStoreReadErrorWithClusterBreakingPotential")
@@ -1084,7 +1109,8 @@ def validate_conditions(conditions: list | None, path: Path) -> list[FieldError]
             errs.append(not_supported(p.child("status"), status, ["False", "True", "Unknown"]))
         og = c.get("observedGeneration") or 0
         if og < 0:
-            errs.append(invalid(p.child("observedGeneration"), og, "must be greater than or equal to zero"))
+            errs.append(invalid(p.child("observedGeneration"), og,
+                                "must be greater than or equal to zero"))
         if not c.get("lastTransitionTime"):
             errs.append(required(p.child("lastTransitionTime"), "must be set"))
         reason = c.get("reason") or ""

@@ -90,7 +90,8 @@ class APIGroupVersion:
         h = res.handlers
         verbs = set(res.verbs)
         route = self.app.route
-        base = f"/namespaces/<namespace>/{spec.resource}" if spec.namespaced else f"/{spec.resource}"
+        base = (f"/namespaces/<namespace>/{spec.resource}" if spec.namespaced
+                else f"/{spec.resource}")
         ns = spec.namespaced
 
         def bind(fn, **fixed):
@@ -127,7 +128,8 @@ class APIGroupVersion:
                 bind(self._item(h))
             )
         if "watch" in verbs:
-            wbase = f"/watch/namespaces/<namespace>/{spec.resource}" if ns else f"/watch/{spec.resource}"
+            wbase = (f"/watch/namespaces/<namespace>/{spec.resource}" if ns
+                     else f"/watch/{spec.resource}")
             route(wbase, methods=["GET"], endpoint=f"{name}:watchlist")(bind(h.watch))
             route(f"{wbase}/<name>", methods=["GET"], endpoint=f"{name}:watchitem")(bind(h.watch))
             if ns:

@@ -259,7 +259,8 @@ GO_TYPES = {
     },
     "io.k8s.api.core.v1.PersistentVolumeClaimStatus": {
         "accessModes": ("[]v1.PersistentVolumeAccessMode", "v1.PersistentVolumeAccessMode"),
-        "allocatedResourceStatuses": ("map[v1.ResourceName]v1.ClaimResourceStatus", "v1.ClaimResourceStatus"),
+        "allocatedResourceStatuses": ("map[v1.ResourceName]v1.ClaimResourceStatus",
+                                      "v1.ClaimResourceStatus"),
         "allocatedResources": ("v1.ResourceList", ""),
         "capacity": ("v1.ResourceList", ""),
         "phase": ("v1.PersistentVolumeClaimPhase", ""),

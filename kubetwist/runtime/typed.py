@@ -637,7 +637,8 @@ def _conv_leaf(value: Any, f: typetables.FieldDef, owner: str) -> None:
         if t in ("int32", "int64", "double"):
             return
         if t == "string":
-            raise _Abort(f"cannot convert int64 to {go_type(owner, f.json_name, bool(f.container))}")
+            raise _Abort(
+                f"cannot convert int64 to {go_type(owner, f.json_name, bool(f.container))}")
         raise _Abort(f"unrecognized type: {kind}")
     if st == "float64" and t in ("int32", "int64"):
         if value.is_integer():

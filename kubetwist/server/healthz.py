@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 
-
 @dataclass
 class HealthCheck:
     """A named check: C{check()} returns (or awaits to) L{None} when healthy, raises otherwise."""

@@ -90,7 +90,8 @@ class PostStartHookService(Service):
 class PostStartHooks(MultiService):
     """The MultiService of a server's post-start hooks; children start after the listener."""
 
-    def add_hook(self, name: str, hook: Callable[[], Awaitable[None]], clock: Any) -> PostStartHookService:
+    def add_hook(self, name: str, hook: Callable[[], Awaitable[None]],
+                 clock: Any) -> PostStartHookService:
         svc = PostStartHookService(name, hook, clock)
         svc.setServiceParent(self)
         return svc

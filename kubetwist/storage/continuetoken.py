@@ -11,7 +11,6 @@ import base64
 import binascii
 import json
 
-
 from kubetwist.runtime.codec import go_json_error
 from kubetwist.storage.interfaces import (
     InvalidContinueError,
@@ -105,7 +104,7 @@ def key_text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-# --- continue tokens (upstream storage/continue.go) ------------------------------------------------
+# --- continue tokens (upstream storage/continue.go) -----------------------------------------------
 
 def _go_json(value: dict) -> bytes:
     """C{json.Marshal}'s bytes for a flat dict of str/int: compact, HTML-escaped, UTF-8."""
@@ -211,7 +210,8 @@ def parse_resource_version(resource_version: str) -> int:
 
 
 def too_large_error(minimum: int, current: int) -> TooLargeResourceVersionError:
-    """Upstream C{NewTooLargeResourceVersionError} (message C{Too large resource version: N, current: M})."""
+    """Upstream C{NewTooLargeResourceVersionError} (message C{Too large resource version: N,
+    current: M})."""
     return TooLargeResourceVersionError(
         revision=current,
         message=f"Too large resource version: {minimum}, current: {current}",

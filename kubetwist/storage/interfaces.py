@@ -363,7 +363,8 @@ class IStorage(Interface):
         the deleted object (its last state).  L{KeyNotFoundError} if missing.
         """
 
-    def guaranteed_update(key: str, try_update: Callable, preconditions: Optional[Preconditions] = None,
+    def guaranteed_update(key: str, try_update: Callable,
+                          preconditions: Optional[Preconditions] = None,
                           ignore_not_found: bool = False):
         """
         Read-modify-write with compare-and-swap on the key's modification revision, retried on

@@ -264,7 +264,8 @@ class KVStorageBase(ABC):
 
     @abstractmethod
     async def _delete_kv(self, key: str, expected_mod_revision: int) -> TxnResult:
-        """Delete if the key's mod revision is C{expected_mod_revision}; return current on failure."""
+        """Delete if the key's mod revision is C{expected_mod_revision}; return current on
+        failure."""
         ...
 
     @abstractmethod

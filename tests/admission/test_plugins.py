@@ -9,7 +9,8 @@ from kubetwist.runtime.errors import StatusError
 
 
 def _pod(**spec) -> dict:
-    base = {"containers": [{"name": "c", "image": "i"}], "initContainers": [{"name": "init", "image": "i"}]}
+    base = {"containers": [{"name": "c", "image": "i"}],
+            "initContainers": [{"name": "init", "image": "i"}]}
     base.update(spec)
     return {"metadata": {"name": "p"}, "spec": base}
 
@@ -22,7 +23,8 @@ class ServiceAccountTests(SynchronousTestCase):
         pod = _pod()
         serviceaccount.mutate_pod(pod, "abcde")
         spec = pod["spec"]
-        self.assertEqual((spec["serviceAccountName"], spec["serviceAccount"]), ("default", "default"))
+        self.assertEqual((spec["serviceAccountName"], spec["serviceAccount"]),
+                         ("default", "default"))
         mount = {"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
                  "name": "kube-api-access-abcde", "readOnly": True}
         self.assertEqual(spec["containers"][0]["volumeMounts"], [mount])
@@ -54,8 +56,10 @@ class TolerationTests(SynchronousTestCase):
         pod = _pod()
         defaulttolerationseconds.mutate_pod(pod)
         self.assertEqual(pod["spec"]["tolerations"], [
-            {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists", "tolerationSeconds": 300},
-            {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300},
+            {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists",
+             "tolerationSeconds": 300},
+            {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists",
+             "tolerationSeconds": 300},
         ])
 
     def test_tolerate_all(self) -> None:
@@ -72,7 +76,8 @@ class PriorityTests(SynchronousTestCase):
         """Without a class: priority 0, PreemptLowerPriority."""
         pod = _pod()
         priority.mutate_pod(pod)
-        self.assertEqual((pod["spec"]["priority"], pod["spec"]["preemptionPolicy"]), (0, "PreemptLowerPriority"))
+        self.assertEqual((pod["spec"]["priority"], pod["spec"]["preemptionPolicy"]),
+                         (0, "PreemptLowerPriority"))
 
     def test_system_class(self) -> None:
         """system-node-critical resolves to 2000001000."""

@@ -19,7 +19,10 @@ from kubetwist.apimachinery.fieldmanager import merge as m
 from kubetwist.apimachinery.fieldmanager.fieldpath import Set, path_string
 from kubetwist.runtime.errors import StatusError
 
-F = lambda name: ("f", name)
+
+def F(name):
+    return ("f", name)
+
 
 #: A Deployment's Update entry recorded by kube-apiserver for a create (manager
 #: GoogleCloudConsole, from a public cluster dump).

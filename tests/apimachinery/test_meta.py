@@ -25,7 +25,8 @@ class MetaTests(SynchronousTestCase):
     def test_uid(self):
         """UIDs are distinct version-4 UUID strings."""
         u = new_uid()
-        self.assertRegex(u, r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+        self.assertRegex(u,
+                         r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
         self.assertNotEqual(u, new_uid())
 
     def test_now(self):
@@ -76,4 +77,5 @@ class DurationTests(SynchronousTestCase):
     def test_translate_timestamp_since(self):
         """Missing timestamps are C{<unknown>}."""
         self.assertEqual(translate_timestamp_since(None, 0), "<unknown>")
-        self.assertEqual(translate_timestamp_since("2024-01-02T03:04:05Z", 1704164645 + 125), "2m5s")
+        self.assertEqual(translate_timestamp_since("2024-01-02T03:04:05Z", 1704164645 + 125),
+                         "2m5s")

@@ -50,7 +50,8 @@ class JSONPatchTests(SynchronousTestCase):
                                "spec": {"list": [1, 2, 3], "n": "a", "l": {"x": "1"}}})
 
     def test_v4_quirks(self):
-        """Negative indices work; replacing a missing key adds it; test of a missing key to null passes."""
+        """Negative indices work; replacing a missing key adds it; test of a missing key to null
+        passes."""
         out = self.apply([
             {"op": "remove", "path": "/spec/list/-1"},
             {"op": "replace", "path": "/spec/new", "value": 1},
@@ -65,14 +66,16 @@ class JSONPatchTests(SynchronousTestCase):
 
     def test_failed_test_is_422(self):
         """A failing test operation is a 422 with the generic message and empty details."""
-        err = self.assertFails([{"op": "test", "path": "/metadata/name", "value": "b"}], 422, "Invalid", GENERIC_422)
+        err = self.assertFails([{"op": "test", "path": "/metadata/name", "value": "b"}], 422,
+                               "Invalid", GENERIC_422)
         self.assertEqual(err.status["details"], {})
 
     def test_missing_path_is_422(self):
         """Removing a missing key, or adding under a missing parent, is a 422."""
         self.assertFails([{"op": "remove", "path": "/nope"}], 422, "Invalid", GENERIC_422)
         self.assertFails([{"op": "add", "path": "/a/b/c", "value": 1}], 422, "Invalid", GENERIC_422)
-        self.assertFails([{"op": "add", "path": "/spec/list/9", "value": 1}], 422, "Invalid", GENERIC_422)
+        self.assertFails([{"op": "add", "path": "/spec/list/9", "value": 1}], 422, "Invalid",
+                         GENERIC_422)
         self.assertFails([{"op": "frob", "path": "/a"}], 422, "Invalid", GENERIC_422)
 
     def test_not_a_patch_is_400(self):
@@ -83,14 +86,17 @@ class JSONPatchTests(SynchronousTestCase):
             (400, "json: cannot unmarshal object into Go value of type jsonpatch.Patch"),
         )
         err = self.assertRaises(StatusError, apply_json_patch, {}, b"x")
-        self.assertEqual((err.code, err.message), (400, "invalid character 'x' looking for beginning of value"))
+        self.assertEqual((err.code, err.message), (400,
+                                                   "invalid character 'x' looking for beginning of "
+                                                   "value"))
 
     def test_too_many_operations(self):
         """More than 10000 operations is a 413."""
         ops = [{"op": "test", "path": "/metadata/name", "value": "a"}] * 10001
         self.assertFails(
             ops, 413, "RequestEntityTooLarge",
-            "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001",
+            "Request entity too large: The allowed maximum operations in a JSON patch is 10000, "
+            "got 10001",
         )
 
 
@@ -100,19 +106,22 @@ class MergePatchTests(SynchronousTestCase):
     def test_merge(self):
         """Maps merge, nulls delete, lists replace, nulls inside new values are pruned."""
         doc = {"a": {"b": 1, "c": 2}, "l": [1, 2], "s": "x"}
-        out = apply_merge_patch(doc, b'{"a": {"b": null, "d": 3}, "l": [3], "n": {"x": null, "y": 1}}')
+        out = apply_merge_patch(doc, b'{"a": {"b": null, "d": 3}, "l": [3], "n": {"x": null, "y": '
+                                     b'1}}')
         self.assertEqual(out, {"a": {"c": 2, "d": 3}, "l": [3], "s": "x", "n": {"y": 1}})
         self.assertEqual(doc, {"a": {"b": 1, "c": 2}, "l": [1, 2], "s": "x"})
 
     def test_replace_scalar_with_map(self):
         """A map replaces a scalar, with its nulls pruned."""
-        self.assertEqual(apply_merge_patch({"a": 1}, b'{"a": {"b": null, "c": 1}}'), {"a": {"c": 1}})
+        self.assertEqual(apply_merge_patch({"a": 1}, b'{"a": {"b": null, "c": 1}}'),
+                         {"a": {"c": 1}})
 
     def test_bad_patches(self):
         """Invalid JSON, null and scalars are 400 C{Invalid JSON Patch}."""
         for body in (b"{", b"null", b"5", b'"s"'):
             err = self.assertRaises(StatusError, apply_merge_patch, {}, body)
-            self.assertEqual((err.code, err.reason, err.message), (400, "BadRequest", "Invalid JSON Patch"))
+            self.assertEqual((err.code, err.reason, err.message),
+                             (400, "BadRequest", "Invalid JSON Patch"))
 
     def test_array_patch(self):
         """An array patch yields the array itself (the caller's decode then fails)."""

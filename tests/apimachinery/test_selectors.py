@@ -69,8 +69,10 @@ class LabelParseTests(SynchronousTestCase):
         self.assertParseError(",a", "found ',', expected: !, identifier, or 'end of string'")
         self.assertParseError("a!=b c", "found 'c', expected: ',' or 'end of string'")
         self.assertParseError("a in b", "unable to parse requirement: found 'b' expected: '('")
-        self.assertParseError("a in (b", "unable to parse requirement: found '', expected: ',' or ')'")
-        self.assertParseError("a=(b)", "unable to parse requirement: found '(', expected: identifier")
+        self.assertParseError("a in (b", "unable to parse requirement: found '', expected: ',' or "
+                                         "')'")
+        self.assertParseError("a=(b)", "unable to parse requirement: found '(', expected: "
+                                       "identifier")
 
     def test_invalid_key(self):
         """A bad key is a field error with upstream's C{<nil>} path."""
@@ -82,7 +84,8 @@ class LabelParseTests(SynchronousTestCase):
         """A bad value is reported at C{values[i][key]}."""
         err = self.assertRaises(StatusError, parse_label_selector, "a=-x")
         self.assertTrue(
-            err.message.startswith('unable to parse requirement: values[0][a]: Invalid value: "-x": '
+            err.message.startswith('unable to parse requirement: values[0][a]: Invalid value: '
+                                   '"-x": '
                                    "a valid label must be an empty string"),
             err.message,
         )
@@ -138,7 +141,8 @@ class LabelSelectorDictTests(SynchronousTestCase):
         )
         self.assertEqual(label_selector_to_string({}), "")
         self.assertEqual(format_label_selector({}), "<none>")
-        self.assertEqual(format_label_selector({"matchExpressions": [{"key": "a", "operator": "X"}]}), "<error>")
+        self.assertEqual(format_label_selector({"matchExpressions": [
+            {"key": "a", "operator": "X"}]}), "<error>")
 
     def test_errors(self):
         """Bad operators and missing values give upstream's messages."""
@@ -149,7 +153,8 @@ class LabelSelectorDictTests(SynchronousTestCase):
                                 {"matchExpressions": [{"key": "a", "operator": "In"}]})
         self.assertEqual(
             err.message,
-            "values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be empty",
+            "values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't "
+            "be empty",
         )
 
     def test_from_set(self):
@@ -202,5 +207,6 @@ class FieldSelectorTests(SynchronousTestCase):
 
     def test_transform(self):
         """C{transform} maps each term and drops ones mapped to nothing."""
-        sel = parse_field_selector("a=1,b=2").transform(lambda f, v: ("", "") if f == "a" else (f.upper(), v))
+        sel = parse_field_selector("a=1,b=2").transform(lambda f, v: ("", "") if f == "a"
+                                                        else (f.upper(), v))
         self.assertEqual(sel.requirements(), [("B", "=", "2")])

@@ -96,7 +96,8 @@ CASES = [
      pod(containers=[c("a", ports=[{"containerPort": 443, "name": "https"},
                                     {"containerPort": 80, "name": "http"}])])),
     ("nested merge list: volumeMounts delete", POD,
-     pod(containers=[c("a", volumeMounts=[{"mountPath": "/a", "name": "v"}, {"mountPath": "/b", "name": "w"}])]),
+     pod(containers=[c("a", volumeMounts=[{"mountPath": "/a", "name": "v"},
+                                          {"mountPath": "/b", "name": "w"}])]),
      {"spec": {"containers": [c("a", volumeMounts=[{"mountPath": "/a", "$patch": "delete"}])]}},
      pod(containers=[c("a", volumeMounts=[{"mountPath": "/b", "name": "w"}])])),
     ("initContainers merge by name", POD,
@@ -110,9 +111,11 @@ CASES = [
      {"spec": {"hostAliases": [{"ip": "1.1.1.1", "hostnames": ["b"]}]}},
      pod(hostAliases=[{"ip": "1.1.1.1", "hostnames": ["b"]}])),
     ("status conditions merge by type", POD,
-     {"status": {"conditions": [{"type": "Ready", "status": "False"}, {"type": "X", "status": "True"}]}},
+     {"status": {"conditions": [{"type": "Ready", "status": "False"},
+                                {"type": "X", "status": "True"}]}},
      {"status": {"conditions": [{"type": "Ready", "status": "True"}]}},
-     {"status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "X", "status": "True"}]}}),
+     {"status": {"conditions": [{"type": "Ready", "status": "True"},
+                                {"type": "X", "status": "True"}]}}),
     ("ownerReferences merge by uid", POD,
      {"metadata": {"ownerReferences": [{"uid": "1", "name": "a"}]}},
      {"metadata": {"ownerReferences": [{"uid": "2", "name": "b"}]}},
@@ -156,7 +159,8 @@ CASES = [
                    "$deleteFromPrimitiveList/finalizers": ["b"]}},
      {"metadata": {"finalizers": ["c", "a"]}}),
     ("$setElementOrder without patch list only reorders", POD,
-     {"metadata": {"finalizers": ["a", "b"]}}, {"metadata": {"$setElementOrder/finalizers": ["b", "a"]}},
+     {"metadata": {"finalizers": ["a", "b"]}}, {"metadata": {
+         "$setElementOrder/finalizers": ["b", "a"]}},
      {"metadata": {"finalizers": ["b", "a"]}}),
     # --- $retainKeys
     ("$retainKeys clears unlisted keys (deployment strategy)", DEPLOY,
@@ -165,11 +169,14 @@ CASES = [
      {"spec": {"strategy": {"type": "Recreate"}}}),
     ("$retainKeys keeps listed keys and merges", DEPLOY,
      {"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}},
-     {"spec": {"strategy": {"$retainKeys": ["type", "rollingUpdate"], "rollingUpdate": {"maxUnavailable": 2}}}},
-     {"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 2}}}}),
+     {"spec": {"strategy": {"$retainKeys": ["type", "rollingUpdate"],
+                            "rollingUpdate": {"maxUnavailable": 2}}}},
+     {"spec": {"strategy": {"type": "RollingUpdate",
+                            "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 2}}}}),
     ("$retainKeys in a volume list element", POD,
      pod(volumes=[{"name": "v", "emptyDir": {}}]),
-     {"spec": {"volumes": [{"name": "v", "$retainKeys": ["name", "hostPath"], "hostPath": {"path": "/x"}}]}},
+     {"spec": {"volumes": [{"name": "v", "$retainKeys": ["name", "hostPath"],
+                            "hostPath": {"path": "/x"}}]}},
      pod(volumes=[{"name": "v", "hostPath": {"path": "/x"}}])),
     # --- templates reach the pod spec
     ("deployment template containers merge by name", DEPLOY,
@@ -181,7 +188,8 @@ CASES = [
      {"spec": {"template": {"metadata": {"labels": {"b": "2"}}}}},
      {"spec": {"template": {"metadata": {"labels": {"a": "1", "b": "2"}}}}}),
     ("service ports merge by port", patch_meta_for("", "Service"),
-     {"spec": {"ports": [{"port": 80, "name": "a"}]}}, {"spec": {"ports": [{"port": 80, "name": "b"}]}},
+     {"spec": {"ports": [{"port": 80, "name": "a"}]}},
+     {"spec": {"ports": [{"port": 80, "name": "b"}]}},
      {"spec": {"ports": [{"port": 80, "name": "b"}]}}),
     ("unknown schema: lists replaced, maps merged", PatchMeta("X", None),
      {"a": {"b": 1}, "l": [1, 2]}, {"a": {"c": 2}, "l": [3]}, {"a": {"b": 1, "c": 2}, "l": [3]}),
@@ -265,7 +273,8 @@ class StrategicMergeErrorTests(SynchronousTestCase):
     def test_unknown_patch_type(self):
         """An unknown C{$patch} value in a map."""
         self.assertStatus(
-            {"a": {}}, {"a": {"$patch": "foo"}}, 500, "", "unknown patch type: foo in map: map[$patch:foo]",
+            {"a": {}}, {"a": {"$patch": "foo"}}, 500, "",
+            "unknown patch type: foo in map: map[$patch:foo]",
         )
 
     def test_list_merge_directive(self):

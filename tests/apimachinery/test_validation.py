@@ -66,7 +66,8 @@ class StringCheckTests(SynchronousTestCase):
         """Qualified names: prefix and name parts checked separately."""
         self.assertEqual(v.is_qualified_name("example.com/My_Name.1"), [])
         self.assertEqual(v.is_qualified_name("/a"), ["prefix part must be non-empty"])
-        self.assertEqual(v.is_qualified_name("a/"), ["name part must be non-empty", "name part " + QNAME_TAIL])
+        self.assertEqual(v.is_qualified_name("a/"),
+                         ["name part must be non-empty", "name part " + QNAME_TAIL])
         self.assertEqual(v.is_qualified_name("A_B/c"), ["prefix part " + SUBDOMAIN_MSG])
         self.assertEqual(
             v.is_qualified_name("a/b/c"),
@@ -88,7 +89,8 @@ class StringCheckTests(SynchronousTestCase):
         self.assertEqual(
             v.is_c_identifier("1a"),
             ["a valid C identifier must start with alphabetic character or '_', followed by a "
-             "string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', "
+             "string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or "
+             "'MyName', "
              "regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')"],
         )
 
@@ -195,7 +197,8 @@ class ObjectMetaTests(SynchronousTestCase):
     def test_name_required(self):
         """Neither name nor generateName: one Required error."""
         self.assertEqual(
-            _errs(v.validate_object_meta({"namespace": "ns"}, True, v.name_is_dns_subdomain, Path("metadata"))),
+            _errs(v.validate_object_meta({"namespace": "ns"}, True, v.name_is_dns_subdomain,
+                                         Path("metadata"))),
             ["metadata.name: Required value: name or generateName is required"],
         )
 
@@ -204,9 +207,11 @@ class ObjectMetaTests(SynchronousTestCase):
         meta = {
             "name": "web", "namespace": "default", "labels": {"app": "web"},
             "annotations": {"Example.com/X": "y"}, "finalizers": ["example.com/f"],
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": "u"}],
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r",
+                                 "uid": "u"}],
         }
-        self.assertEqual(v.validate_object_meta(meta, True, v.name_is_dns_subdomain, Path("metadata")), [])
+        self.assertEqual(v.validate_object_meta(meta, True, v.name_is_dns_subdomain,
+                                                Path("metadata")), [])
 
     def test_namespace_scope(self):
         """Namespace is required when namespaced, forbidden otherwise, and must be a label."""
@@ -216,11 +221,13 @@ class ObjectMetaTests(SynchronousTestCase):
             ["metadata.namespace: Required value"],
         )
         self.assertEqual(
-            _errs(v.validate_object_meta({"name": "a", "namespace": "x"}, False, v.name_is_dns_subdomain, p)),
+            _errs(v.validate_object_meta({"name": "a", "namespace": "x"}, False,
+                                         v.name_is_dns_subdomain, p)),
             ["metadata.namespace: Forbidden: not allowed on this type"],
         )
         self.assertEqual(
-            _errs(v.validate_object_meta({"name": "a", "namespace": "a.b"}, True, v.name_is_dns_subdomain, p)),
+            _errs(v.validate_object_meta({"name": "a", "namespace": "a.b"}, True,
+                                         v.name_is_dns_subdomain, p)),
             ['metadata.namespace: Invalid value: "a.b": must not contain dots'],
         )
 
@@ -244,8 +251,10 @@ class ObjectMetaTests(SynchronousTestCase):
 
     def test_annotations_size(self):
         """Annotations over 256 KiB in total are C{Too long}."""
-        errs = _errs(v.validate_annotations({"a": "x" * (256 * 1024)}, Path("metadata", "annotations")))
-        self.assertEqual(errs, ["metadata.annotations: Too long: may not be more than 262144 bytes"])
+        errs = _errs(v.validate_annotations({"a": "x" * (256 * 1024)},
+                                            Path("metadata", "annotations")))
+        self.assertEqual(errs, [
+            "metadata.annotations: Too long: may not be more than 262144 bytes"])
         self.assertEqual(v.validate_annotations({"a": "x" * (256 * 1024 - 1)}, Path("x")), [])
 
     def test_annotation_key_case_insensitive(self):
@@ -256,8 +265,10 @@ class ObjectMetaTests(SynchronousTestCase):
 
     def test_generation_negative(self):
         """A negative generation is invalid."""
-        errs = _errs(v.validate_object_meta({"name": "a", "generation": -1}, False, v.name_is_dns_subdomain, Path("metadata")))
-        self.assertEqual(errs, ["metadata.generation: Invalid value: -1: must be greater than or equal to 0"])
+        errs = _errs(v.validate_object_meta({"name": "a", "generation": -1}, False,
+                                            v.name_is_dns_subdomain, Path("metadata")))
+        self.assertEqual(errs, ["metadata.generation: Invalid value: -1: must be greater than or "
+                                "equal to 0"])
 
     def test_owner_references(self):
         """Empty owner reference fields are each reported; Events are banned owners."""
@@ -287,16 +298,20 @@ class ObjectMetaTests(SynchronousTestCase):
 
     def test_finalizers(self):
         """orphan and foregroundDeletion are mutually exclusive."""
-        errs = v.validate_finalizers(["orphan", "foregroundDeletion"], Path("metadata", "finalizers"))
-        self.assertEqual([e.detail for e in errs], ["finalizer orphan and foregroundDeletion cannot be both set"])
+        errs = v.validate_finalizers(["orphan", "foregroundDeletion"],
+                                     Path("metadata", "finalizers"))
+        self.assertEqual([e.detail for e in errs],
+                         ["finalizer orphan and foregroundDeletion cannot be both set"])
 
     def test_managed_fields(self):
         """Managed fields entries need a valid operation and fieldsType."""
         errs = _errs(v.validate_managed_fields(
-            [{"operation": "Patch", "fieldsType": "FieldsV2", "manager": "m"}], Path("metadata", "managedFields")
+            [{"operation": "Patch", "fieldsType": "FieldsV2", "manager": "m"}],
+            Path("metadata", "managedFields")
         ))
         self.assertEqual(errs, [
-            'metadata.managedFields[0].operation: Invalid value: "Patch": must be `Apply` or `Update`',
+            'metadata.managedFields[0].operation: Invalid value: "Patch": must be `Apply` or '
+            '`Update`',
             'metadata.managedFields[0].fieldsType: Invalid value: "FieldsV2": must be `FieldsV1`',
         ])
 
@@ -311,7 +326,8 @@ class ObjectMetaUpdateTests(SynchronousTestCase):
 
     def test_unchanged(self):
         """Same identity and a resourceVersion: no errors."""
-        self.assertEqual(v.validate_object_meta_update(dict(self.old), self.old, Path("metadata")), [])
+        self.assertEqual(v.validate_object_meta_update(dict(self.old), self.old, Path("metadata")),
+                         [])
 
     def test_immutable(self):
         """Changing name, namespace and uid: each is immutable, with the new value printed."""
@@ -326,7 +342,8 @@ class ObjectMetaUpdateTests(SynchronousTestCase):
         """A changed creationTimestamp prints as Go's C{time.Time.String()}."""
         new = dict(self.old, creationTimestamp="2025-01-02T03:04:05Z")
         self.assertEqual(_errs(v.validate_object_meta_update(new, self.old, Path("metadata"))), [
-            "metadata.creationTimestamp: Invalid value: 2025-01-02 03:04:05 +0000 UTC: field is immutable",
+            "metadata.creationTimestamp: Invalid value: 2025-01-02 03:04:05 +0000 UTC: field is "
+            "immutable",
         ])
 
     def test_resource_version_and_generation(self):
@@ -362,12 +379,14 @@ class LabelSelectorValidationTests(SynchronousTestCase):
             "`operator` is 'In' or 'NotIn'",
             "spec.selector.matchExpressions[1].values: Forbidden: may not be specified when "
             "`operator` is 'Exists' or 'DoesNotExist'",
-            'spec.selector.matchExpressions[2].operator: Invalid value: "Foo": not a valid selector operator',
+            'spec.selector.matchExpressions[2].operator: Invalid value: "Foo": not a valid '
+            'selector operator',
         ])
 
     def test_values_and_match_labels(self):
         """Bad values are reported at their index; matchLabels as labels."""
-        sel = {"matchLabels": {"k": "-"}, "matchExpressions": [{"key": "a", "operator": "In", "values": ["ok", "-"]}]}
+        sel = {"matchLabels": {"k": "-"}, "matchExpressions": [
+            {"key": "a", "operator": "In", "values": ["ok", "-"]}]}
         self.assertEqual(_errs(v.validate_label_selector(sel, Path("s"))), [
             's.matchLabels: Invalid value: "-": ' + LABEL_VALUE_MSG,
             's.matchExpressions[0].values[1]: Invalid value: "-": ' + LABEL_VALUE_MSG,

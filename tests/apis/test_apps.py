@@ -57,14 +57,17 @@ class DeploymentTests(SynchronousTestCase):
         self.assertEqual(obj["metadata"]["generation"], 1)
         self.assertEqual(obj["status"], {})
         spec = obj["spec"]
-        self.assertEqual((spec["replicas"], spec["revisionHistoryLimit"], spec["progressDeadlineSeconds"]), (1, 10, 600))
+        self.assertEqual((spec["replicas"], spec["revisionHistoryLimit"],
+                          spec["progressDeadlineSeconds"]), (1, 10, 600))
         self.assertEqual(spec["strategy"], {"type": "RollingUpdate",
-                                            "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}})
+                                            "rollingUpdate": {
+                                                "maxUnavailable": "25%", "maxSurge": "25%"}})
 
     def test_selector_mismatch(self) -> None:
         """A selector that does not select the template is refused with Go's map printing."""
         _, errs = _create("deployments", _deployment(labels={"app": "other"}))
-        self.assertEqual(errs, 'spec.template.metadata.labels: Invalid value: map[string]string{"app":"other"}: '
+        self.assertEqual(errs, 'spec.template.metadata.labels: Invalid value: '
+                               'map[string]string{"app":"other"}: '
                                '`selector` does not match template `labels`')
 
     def test_selector_required(self) -> None:
@@ -95,8 +98,10 @@ class DeploymentTests(SynchronousTestCase):
         new["spec"]["template"]["metadata"]["labels"]["tier"] = "x"
         errs = STRATEGIES["deployments"].validate_update(new, old)
         self.assertEqual(aggregate_message(errs),
-                         'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string'
-                         '{"app":"web", "tier":"x"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: '
+                         'spec.selector: Invalid value: '
+                         'v1.LabelSelector{MatchLabels:map[string]string'
+                         '{"app":"web", "tier":"x"}, '
+                         'MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: '
                          'field is immutable')
 
     def test_status_strategy_keeps_spec(self) -> None:
@@ -123,7 +128,8 @@ class OtherWorkloadTests(SynchronousTestCase):
         obj, errs = _create("statefulsets", self._like("StatefulSet"))
         self.assertEqual(errs, "")
         self.assertEqual(obj["status"], {"replicas": 0, "availableReplicas": 0})
-        self.assertEqual(obj["spec"]["updateStrategy"], {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+        self.assertEqual(obj["spec"]["updateStrategy"],
+                         {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
         self.assertEqual(obj["spec"]["persistentVolumeClaimRetentionPolicy"],
                          {"whenDeleted": "Retain", "whenScaled": "Retain"})
         obj["metadata"]["resourceVersion"] = "1"
@@ -136,17 +142,21 @@ class OtherWorkloadTests(SynchronousTestCase):
         """DaemonSets record their template generation in the deprecated annotation."""
         obj, errs = _create("daemonsets", self._like("DaemonSet"))
         self.assertEqual(errs, "")
-        self.assertEqual(obj["metadata"]["annotations"], {"deprecated.daemonset.template.generation": "1"})
+        self.assertEqual(obj["metadata"]["annotations"],
+                         {"deprecated.daemonset.template.generation": "1"})
         self.assertEqual(obj["spec"]["updateStrategy"],
-                         {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
+                         {"type": "RollingUpdate", "rollingUpdate": {
+                             "maxUnavailable": 1, "maxSurge": 0}})
         new = copy.deepcopy(obj)
         new["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"
         STRATEGIES["daemonsets"].prepare_for_update(new, obj)
+        annotations = new["metadata"]["annotations"]
         self.assertEqual((new["metadata"]["generation"],
-                          new["metadata"]["annotations"]["deprecated.daemonset.template.generation"]), (2, "2"))
+                          annotations["deprecated.daemonset.template.generation"]), (2, "2"))
 
     def test_replicaset(self) -> None:
-        """ReplicaSets default replicas to 1, start with C{status.replicas: 0}, expose it as a field."""
+        """ReplicaSets default replicas to 1, start with C{status.replicas: 0}, expose it as a
+        field."""
         obj, errs = _create("replicasets", self._like("ReplicaSet"))
         self.assertEqual(errs, "")
         self.assertEqual((obj["spec"]["replicas"], obj["status"]), (1, {"replicas": 0}))
@@ -157,4 +167,5 @@ class OtherWorkloadTests(SynchronousTestCase):
         obj = self._like("ReplicaSet")
         obj["spec"]["replicas"] = -1
         _, errs = _create("replicasets", obj)
-        self.assertEqual(errs, "spec.replicas: Invalid value: -1: must be greater than or equal to 0")
+        self.assertEqual(errs, "spec.replicas: Invalid value: -1: must be greater than or equal to "
+                               "0")

@@ -18,7 +18,8 @@ _POD = {"containers": [{"name": "pi", "image": "perl"}], "restartPolicy": "Never
 
 
 def _job(name="pi", **spec) -> dict:
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"},
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": "default"},
             "spec": {"template": {"spec": dict(_POD)}, **spec}}
 
 
@@ -48,7 +49,8 @@ class JobDefaultsTests(SynchronousTestCase):
     def test_pod_failure_policy_defaults(self):
         """A pod failure policy makes podReplacementPolicy Failed and patterns status True."""
         job = _job(podFailurePolicy={"rules": [{"action": "Ignore",
-                                                "onPodConditions": [{"type": "DisruptionTarget"}]}]})
+                                                "onPodConditions": [{
+                                                    "type": "DisruptionTarget"}]}]})
         jobs.default_job(job)
         self.assertEqual(job["spec"]["podReplacementPolicy"], "Failed")
         self.assertEqual(job["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"],
@@ -149,7 +151,8 @@ class CronTests(SynchronousTestCase):
         """robfig/cron's error texts."""
         self.assertIsNone(parse_standard_error("*/5 0-6 * jan-MAR mon,fri"))
         self.assertIsNone(parse_standard_error("@hourly"))
-        self.assertEqual(parse_standard_error("* * *"), "expected exactly 5 fields, found 3: [* * *]")
+        self.assertEqual(parse_standard_error("* * *"),
+                         "expected exactly 5 fields, found 3: [* * *]")
         self.assertEqual(parse_standard_error("60 * * * *"),
                          "end of range (60) above maximum (59): 60")
         self.assertEqual(parse_standard_error("x * * * *"),
@@ -159,7 +162,8 @@ class CronTests(SynchronousTestCase):
 
 
 def _cron(**spec) -> dict:
-    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c", "namespace": "default"},
+    return {"apiVersion": "batch/v1", "kind": "CronJob",
+            "metadata": {"name": "c", "namespace": "default"},
             "spec": {"schedule": "*/1 * * * *",
                      "jobTemplate": {"spec": {"template": {"spec": dict(_POD)}}}, **spec}}
 
@@ -184,7 +188,8 @@ class CronJobTests(SynchronousTestCase):
         cj["spec"]["jobTemplate"]["spec"]["selector"] = {"matchLabels": {"a": "b"}}
         cronjobs.default_cron_job(cj)
         self.assertEqual(_messages(cronjobs.validate_cron_job(cj)), [
-            "metadata.name: Invalid value: \"" + "x" * 53 + "\": must be no more than 52 characters",
+            "metadata.name: Invalid value: \"" + "x" * 53
+            + "\": must be no more than 52 characters",
             'spec.schedule: Invalid value: "TZ=UTC 0 * * * *": cannot use TZ or CRON_TZ in '
             "schedule, use timeZone field instead",
             'spec.jobTemplate.spec.selector: Invalid value: &v1.LabelSelector{MatchLabels:'

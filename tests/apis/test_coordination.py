@@ -67,6 +67,7 @@ class LeaseTests(SynchronousTestCase):
         self.assertEqual(
             messages(LEASE_STRATEGY.validate_update(lease, old)),
             [
-                'spec.strategy.strategy: Unsupported value: "Newest": supported values: "OldestEmulationVersion"'
+                'spec.strategy.strategy: Unsupported value: "Newest": supported values: '
+                '"OldestEmulationVersion"'
             ],
         )

@@ -67,7 +67,8 @@ class EventTests(SynchronousTestCase):
         )
 
     def test_field_attrs(self) -> None:
-        """Events are selectable by involvedObject.*, reason, source, type and reportingComponent."""
+        """Events are selectable by involvedObject.*, reason, source, type and
+        reportingComponent."""
         attrs = EVENT_STRATEGY.attrs(
             self.event(
                 involvedObject={"kind": "Pod", "name": "p", "uid": "u"},
@@ -103,14 +104,20 @@ class EndpointsTests(SynchronousTestCase):
         self.assertEqual(
             messages(ENDPOINTS_STRATEGY.validate(ep)),
             [
-                'subsets[0].addresses[0].ip: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)',
-                'subsets[0].addresses[1].hostname: Invalid value: "A": a lowercase RFC 1123 label must '
-                "consist of lower case alphanumeric characters or '-', and must start and end with an "
-                "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+                'subsets[0].addresses[0].ip: Invalid value: "127.0.0.1": may not be in the '
+                'loopback range (127.0.0.0/8, ::1/128)',
+                'subsets[0].addresses[1].hostname: Invalid value: "A": a lowercase RFC 1123 label '
+                'must '
+                "consist of lower case alphanumeric characters or '-', and must start and end with "
+                "an "
+                "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation "
+                "is "
                 "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
                 "subsets[0].ports[0].name: Required value",
-                "subsets[0].ports[1].port: Invalid value: 0: must be between 1 and 65535, inclusive",
-                'subsets[0].ports[1].protocol: Unsupported value: "XTP": supported values: "SCTP", "TCP", "UDP"',
+                "subsets[0].ports[1].port: Invalid value: 0: must be between 1 and 65535, "
+                "inclusive",
+                'subsets[0].ports[1].protocol: Unsupported value: "XTP": supported values: "SCTP", '
+                '"TCP", "UDP"',
                 "subsets[1]: Required value: must specify `addresses` or `notReadyAddresses`",
             ],
         )

@@ -45,19 +45,22 @@ class NamespaceTests(SynchronousTestCase):
         self.assertEqual(obj["spec"]["finalizers"], ["example.com/x", "kubernetes"])
 
     def test_invalid(self) -> None:
-        """Names are DNS-1123 labels; namespaces are cluster-scoped; finalizers standard or qualified."""
+        """Names are DNS-1123 labels; namespaces are cluster-scoped; finalizers standard or
+        qualified."""
         _, errs = create(
             {"metadata": {"name": "Dev", "namespace": "x"}, "spec": {"finalizers": ["foo"]}}
         )
         self.assertEqual(
             messages(errs),
             [
-                'metadata.name: Invalid value: "Dev": a lowercase RFC 1123 label must consist of lower '
+                'metadata.name: Invalid value: "Dev": a lowercase RFC 1123 label must consist of '
+                'lower '
                 "case alphanumeric characters or '-', and must start and end with an alphanumeric "
                 "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
                 "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
                 "metadata.namespace: Forbidden: not allowed on this type",
-                'spec.finalizers: Invalid value: "foo": name is neither a standard finalizer name nor '
+                'spec.finalizers: Invalid value: "foo": name is neither a standard finalizer name '
+                'nor '
                 "is it fully qualified",
             ],
         )
@@ -90,7 +93,8 @@ class NamespaceTests(SynchronousTestCase):
         self.assertEqual(
             messages(NAMESPACE_STATUS_STRATEGY.validate_update(new, old)),
             [
-                "status.Phase: Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty"
+                "status.Phase: Invalid value: \"Active\": may only be 'Terminating' if "
+                "`deletionTimestamp` is not empty"
             ],
         )
 
@@ -106,7 +110,8 @@ class NamespaceTests(SynchronousTestCase):
         self.assertEqual(
             messages(NAMESPACE_FINALIZE_STRATEGY.validate_update(new, old)),
             [
-                'spec.finalizers[0]: Invalid value: "bad": name is neither a standard finalizer name '
+                'spec.finalizers[0]: Invalid value: "bad": name is neither a standard finalizer '
+                'name '
                 "nor is it fully qualified"
             ],
         )

@@ -128,7 +128,8 @@ class CreateValidationTests(SynchronousTestCase):
         self.assertEqual(obj["spec"]["ipFamilies"], ["IPv4", "IPv6"])
 
     def test_port_names(self) -> None:
-        """Several ports need names, unique and DNS-1123 labels; duplicates of port print Go structs."""
+        """Several ports need names, unique and DNS-1123 labels; duplicates of port print Go
+        structs."""
         _, errs = created(
             {"ports": [{"port": 80}, {"name": "a", "port": 80}, {"name": "a", "port": 81}]}
         )
@@ -152,10 +153,13 @@ class CreateValidationTests(SynchronousTestCase):
             messages(errs),
             [
                 "spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive",
-                'spec.ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"',
-                'spec.ports[0].targetPort: Invalid value: "no_such": must contain only alpha-numeric '
+                'spec.ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", '
+                '"TCP", "UDP"',
+                'spec.ports[0].targetPort: Invalid value: "no_such": must contain only '
+                'alpha-numeric '
                 "characters (a-z, 0-9), and hyphens (-)",
-                'spec.type: Unsupported value: "Foo": supported values: "ClusterIP", "ExternalName", '
+                'spec.type: Unsupported value: "Foo": supported values: "ClusterIP", '
+                '"ExternalName", '
                 '"LoadBalancer", "NodePort"',
             ],
         )
@@ -181,8 +185,10 @@ class CreateValidationTests(SynchronousTestCase):
         self.assertEqual(
             messages(errs),
             [
-                "spec.ports[0]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet",
-                "spec.clusterIPs[0]: Invalid value: \"None\": may not be set to 'None' for LoadBalancer services",
+                "spec.ports[0]: Invalid value: 10250: may not expose port 10250 externally since "
+                "it is used by kubelet",
+                "spec.clusterIPs[0]: Invalid value: \"None\": may not be set to 'None' for "
+                "LoadBalancer services",
             ],
         )
 
@@ -228,8 +234,10 @@ class CreateValidationTests(SynchronousTestCase):
         self.assertEqual(
             messages(errs),
             [
-                'spec.externalIPs[0]: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)',
-                'spec.externalIPs[1]: Invalid value: "x": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
+                'spec.externalIPs[0]: Invalid value: "127.0.0.1": may not be in the loopback range '
+                '(127.0.0.0/8, ::1/128)',
+                'spec.externalIPs[1]: Invalid value: "x": must be a valid IP address, (e.g. '
+                '10.9.8.7 or 2001:db8::ffff)',
             ],
         )
         obj = svc({"ports": [{"port": 1}]}, name="1abc")
@@ -252,7 +260,8 @@ class RegistryFieldsTests(SynchronousTestCase):
         self.assertEqual(
             messages(errs),
             [
-                'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services'
+                'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not '
+                'configured for dual-stack services'
             ],
         )
 
@@ -267,7 +276,8 @@ class RegistryFieldsTests(SynchronousTestCase):
         self.assertEqual(
             messages(errs),
             [
-                'spec.clusterIPs[0]: Invalid value: []string{"fd00::1"}: IPv6 is not configured on this cluster'
+                'spec.clusterIPs[0]: Invalid value: []string{"fd00::1"}: IPv6 is not configured on '
+                'this cluster'
             ],
         )
 
@@ -286,7 +296,8 @@ class RegistryFieldsTests(SynchronousTestCase):
         self.assertEqual(
             messages(errs),
             [
-                'spec.clusterIPs: Invalid value: []string{"10.0.0.2"}: first value must match `clusterIP`'
+                'spec.clusterIPs: Invalid value: []string{"10.0.0.2"}: first value must match '
+                '`clusterIP`'
             ],
         )
 
@@ -354,8 +365,10 @@ class UpdateTests(SynchronousTestCase):
         self.assertEqual(
             messages(SERVICE_STATUS_STRATEGY.validate_update(new, old)),
             [
-                "status.loadBalancer.ingress[0].ipMode: Required value: must be specified when `ip` is set",
-                'status.loadBalancer.ingress[1].hostname: Invalid value: "1.2.3.5": must be a DNS name, not an IP address',
+                "status.loadBalancer.ingress[0].ipMode: Required value: must be specified when "
+                "`ip` is set",
+                'status.loadBalancer.ingress[1].hostname: Invalid value: "1.2.3.5": must be a DNS '
+                'name, not an IP address',
             ],
         )
 

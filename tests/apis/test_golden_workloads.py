@@ -28,7 +28,8 @@ _WORKLOADS = {
     "DaemonSet": "daemonsets",
     "ReplicaSet": "replicasets",
 }
-_DROPPED_META = ("uid", "creationTimestamp", "resourceVersion", "managedFields", "namespace", "selfLink")
+_DROPPED_META = ("uid", "creationTimestamp", "resourceVersion", "managedFields", "namespace",
+                 "selfLink")
 
 
 def _vectors(kinds: tuple[str, ...]) -> list[dict]:
@@ -66,7 +67,8 @@ def _create(obj: dict) -> tuple[dict | None, str | None]:
     strategy.prepare_for_create(obj)
     errs = strategy.validate(obj)
     if errs:
-        return None, f'The {kind} "{obj["metadata"].get("name", "")}" is invalid: {aggregate_message(errs)}'
+        return None, (f'The {kind} "{obj["metadata"].get("name", "")}" is invalid: '
+                      f'{aggregate_message(errs)}')
     return obj, None
 
 
@@ -95,17 +97,20 @@ class GoldenWorkloadTests(SynchronousTestCase):
 
     def test_refusal_message(self) -> None:
         """An upper-case port protocol is refused with upstream's NotSupported message."""
-        vectors = [d for d in _vectors(("Pod",)) if d["file"] == "_archived_volumes_aws_ebs_aws-ebs-web.yaml"]
+        vectors = [d for d in _vectors(("Pod",)) if d["file"]
+                   == "_archived_volumes_aws_ebs_aws-ebs-web.yaml"]
         self.assertEqual(len(vectors), 1)
         _, err = _create(vectors[0]["object"])
         self.assertEqual(
             err,
-            'The Pod "aws-web" is invalid: spec.containers[0].ports[0].protocol: Unsupported value: '
+            'The Pod "aws-web" is invalid: spec.containers[0].ports[0].protocol: Unsupported '
+            'value: '
             '"tcp": supported values: "SCTP", "TCP", "UDP"',
         )
 
     def test_replication_controller_templates(self) -> None:
-        """Every ReplicationController's pod template defaults to kube-apiserver's answer and is valid."""
+        """Every ReplicationController's pod template defaults to kube-apiserver's answer and is
+        valid."""
         vectors = _vectors(("ReplicationController",))
         self.assertTrue(len(vectors) >= 20)
         mismatches = []

@@ -8,14 +8,15 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist.apimachinery.field import Path, aggregate_message
 from kubetwist.apis.core import pods
-from kubetwist.runtime.quantity import canonical_quantity, round_up_milli
 from kubetwist.apis.core.podspec_defaults import image_pull_policy_for
+from kubetwist.runtime.quantity import canonical_quantity, round_up_milli
 
 
 def _pod(**spec) -> dict:
     base = {"containers": [{"name": "web", "image": "nginx:1.25"}]}
     base.update(spec)
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": base}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
+            "spec": base}
 
 
 def _errors(pod: dict) -> str:
@@ -30,7 +31,8 @@ class QuantityTests(SynchronousTestCase):
     def test_canonical(self) -> None:
         """Fractions become milli units, binary suffixes are reduced, numbers become strings."""
         self.assertEqual(
-            [canonical_quantity(v) for v in (".5", 3, 0.3, "1.5Gi", "1000", "1500", "1000m", "1e3")],
+            [canonical_quantity(v) for v in (".5", 3, 0.3, "1.5Gi", "1000", "1500", "1000m",
+                                             "1e3")],
             ["500m", "3", "300m", "1536Mi", "1k", "1500", "1", "1e3"],
         )
 
@@ -67,14 +69,17 @@ class DefaultingTests(SynchronousTestCase):
 
     def test_requests_from_limits_and_volumes(self) -> None:
         """Requests default to limits; volume sources get their modes and types."""
-        pod = _pod(volumes=[{"name": "s", "secret": {"secretName": "x"}}, {"name": "h", "hostPath": {"path": "/d"}},
+        pod = _pod(volumes=[{"name": "s", "secret": {"secretName": "x"}},
+                            {"name": "h", "hostPath": {"path": "/d"}},
                             {"name": "e"}])
         pod["spec"]["containers"][0]["resources"] = {"limits": {"cpu": 0.5}}
-        pod["spec"]["containers"][0]["volumeMounts"] = [{"name": "s", "mountPath": "/s", "readOnly": False}]
+        pod["spec"]["containers"][0]["volumeMounts"] = [{"name": "s", "mountPath": "/s",
+                                                         "readOnly": False}]
         pods.default_pod(pod)
         c = pod["spec"]["containers"][0]
         self.assertEqual(c["resources"], {"limits": {"cpu": "500m"}, "requests": {"cpu": "500m"}})
-        self.assertEqual(c["resizePolicy"], [{"resourceName": "cpu", "restartPolicy": "NotRequired"}])
+        self.assertEqual(c["resizePolicy"], [{"resourceName": "cpu",
+                                              "restartPolicy": "NotRequired"}])
         self.assertEqual(c["volumeMounts"], [{"name": "s", "mountPath": "/s"}])
         self.assertEqual(pod["spec"]["volumes"], [
             {"name": "s", "secret": {"secretName": "x", "defaultMode": 420}},
@@ -84,7 +89,8 @@ class DefaultingTests(SynchronousTestCase):
 
     def test_template_defaults(self) -> None:
         """A template gets C{creationTimestamp: null} and no pod-only defaults."""
-        tpl = {"spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"cpu": "1"}}}]}}
+        tpl = {"spec": {"containers": [{"name": "c", "image": "i",
+                                        "resources": {"limits": {"cpu": "1"}}}]}}
         pods.default_pod_template_spec(tpl)
         self.assertEqual(tpl["metadata"], {"creationTimestamp": None})
         self.assertNotIn("enableServiceLinks", tpl["spec"])
@@ -111,16 +117,19 @@ class ValidationTests(SynchronousTestCase):
     def test_request_above_limit(self) -> None:
         """Requests may not exceed limits."""
         pod = _pod()
-        pod["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "1"}, "requests": {"cpu": "2"}}
+        pod["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "1"},
+                                                     "requests": {"cpu": "2"}}
         self.assertEqual(_errors(pod), 'spec.containers[0].resources.requests: Invalid value: "2": '
                                        'must be less than or equal to cpu limit of 1')
 
     def test_duplicate_container_and_bad_name(self) -> None:
         """Container names are unique DNS-1123 labels."""
-        pod = _pod(containers=[{"name": "a", "image": "i"}, {"name": "a", "image": "i"}, {"name": "B_", "image": "i"}])
+        pod = _pod(containers=[{"name": "a", "image": "i"}, {"name": "a", "image": "i"},
+                               {"name": "B_", "image": "i"}])
         msg = _errors(pod)
         self.assertIn('spec.containers[1].name: Duplicate value: "a"', msg)
-        self.assertIn('spec.containers[2].name: Invalid value: "B_": a lowercase RFC 1123 label', msg)
+        self.assertIn('spec.containers[2].name: Invalid value: "B_": a lowercase RFC 1123 label',
+                      msg)
 
     def test_restart_policy(self) -> None:
         """An unknown restart policy is NotSupported."""
@@ -131,7 +140,8 @@ class ValidationTests(SynchronousTestCase):
     def test_two_volume_sources(self) -> None:
         """A volume may have only one source."""
         pod = _pod(volumes=[{"name": "v", "emptyDir": {}, "hostPath": {"path": "/x"}}])
-        self.assertEqual(_errors(pod), "spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type")
+        self.assertEqual(_errors(pod), "spec.volumes[0].hostPath: Forbidden: may not specify more "
+                                       "than 1 volume type")
 
     def test_update_forbidden_field(self) -> None:
         """Only images (and a few others) may change on update."""
@@ -191,6 +201,8 @@ class StrategyTests(SynchronousTestCase):
     def test_template_validation_path(self) -> None:
         """Template validation reports under the given path."""
         errs = pods.validate_pod_template_spec({"spec": {"containers": [{"name": "c"}],
-                                                         "restartPolicy": "Always", "dnsPolicy": "ClusterFirst"}},
+                                                         "restartPolicy": "Always",
+                                                         "dnsPolicy": "ClusterFirst"}},
                                                Path("spec", "template"))
-        self.assertIn("spec.template.spec.containers[0].image: Required value", aggregate_message(errs))
+        self.assertIn("spec.template.spec.containers[0].image: Required value",
+                      aggregate_message(errs))

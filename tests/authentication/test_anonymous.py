@@ -33,24 +33,29 @@ class AnonymousTests(SynchronousTestCase):
     def test_authenticator_allowed(self) -> None:
         """On an allowed path the request is anonymous."""
         self.assertEqual(
-            resolved(AnonymousAuthenticator().authenticate(FakeRequest(b"/readyz"))), anonymous_user()
+            resolved(AnonymousAuthenticator().authenticate(FakeRequest(b"/readyz"))),
+            anonymous_user()
         )
 
     def test_authenticator_percent_decoded(self) -> None:
         """The path is compared percent-decoded, as Go's URL.Path."""
         self.assertEqual(
-            resolved(AnonymousAuthenticator().authenticate(FakeRequest(b"/%76ersion"))), anonymous_user()
+            resolved(AnonymousAuthenticator().authenticate(FakeRequest(b"/%76ersion"))),
+            anonymous_user()
         )
 
     def test_authenticator_denied(self) -> None:
         """Elsewhere it has no opinion."""
-        self.assertIsNone(resolved(AnonymousAuthenticator().authenticate(FakeRequest(b"/api/v1/pods"))))
+        self.assertIsNone(resolved(AnonymousAuthenticator().authenticate(
+            FakeRequest(b"/api/v1/pods"))))
 
     def test_all_paths(self) -> None:
         """With no path list (upstream: no conditions) every path is anonymous."""
         self.assertEqual(
-            resolved(AnonymousAuthenticator(None).authenticate(FakeRequest(b"/api"))), anonymous_user()
+            resolved(AnonymousAuthenticator(None).authenticate(FakeRequest(b"/api"))),
+            anonymous_user()
         )
         self.assertEqual(
-            resolved(AnonymousAuthenticator([]).authenticate(FakeRequest(b"/api"))), anonymous_user()
+            resolved(AnonymousAuthenticator([]).authenticate(FakeRequest(b"/api"))),
+            anonymous_user()
         )

@@ -77,7 +77,8 @@ class ChainTests(SynchronousTestCase):
         auth = new_request_authenticator(
             token_authenticators=[TokenFileAuthenticator({})], anonymous=False
         )
-        self.assertRaises(StatusError, lambda: resolved(authenticate_request(auth, _request(b"/healthz"))))
+        self.assertRaises(StatusError, lambda: resolved(
+            authenticate_request(auth, _request(b"/healthz"))))
 
 
 class ShapeTests(SynchronousTestCase):

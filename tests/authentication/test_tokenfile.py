@@ -96,7 +96,8 @@ class TokenFileTests(SynchronousTestCase):
         auth = TokenFileAuthenticator.from_file(self._file(
             b'token1,alice,uid1\ntoken2,bob,uid2,"g1,g2",ignored\ntoken3,carol,uid3,solo\n'
         ))
-        self.assertEqual(resolved(auth.authenticate_token("token1")), UserInfo(name="alice", uid="uid1"))
+        self.assertEqual(resolved(auth.authenticate_token("token1")),
+                         UserInfo(name="alice", uid="uid1"))
         self.assertEqual(
             resolved(auth.authenticate_token("token2")),
             UserInfo(name="bob", uid="uid2", groups=["g1", "g2"]),

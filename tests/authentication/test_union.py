@@ -110,7 +110,8 @@ class UnionTokenTests(SynchronousTestCase):
     def test_order_and_errors(self) -> None:
         """First success wins; errors aggregate when none succeeds."""
         self.assertEqual(
-            resolved(UnionTokenAuthenticator([Fixed(None), Fixed(BOB)]).authenticate_token("t")), BOB
+            resolved(UnionTokenAuthenticator([Fixed(None), Fixed(BOB)]).authenticate_token("t")),
+            BOB
         )
         with self.assertRaises(AuthenticationError) as ctx:
             resolved(UnionTokenAuthenticator(

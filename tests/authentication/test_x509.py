@@ -206,7 +206,9 @@ class VerifyChainTests(SynchronousTestCase):
 class X509AuthenticatorTests(SynchronousTestCase):
     """X509Authenticator with an injected chain reader."""
 
-    def _auth(self, chain: list, roots: list = [ROOT]) -> X509Authenticator:
+    def _auth(self, chain: list, roots: list | None = None) -> X509Authenticator:
+        if roots is None:
+            roots = [ROOT]
         return X509Authenticator(roots, now=lambda: NOW, peer_chain=lambda request: chain)
 
     def test_provides(self) -> None:

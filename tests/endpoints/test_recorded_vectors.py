@@ -51,7 +51,7 @@ def first_difference(want: Any, got: Any, path: str = "") -> str | None:
                 return d
         return None
     if isinstance(want, list) and isinstance(got, list):
-        for i, (w, g) in enumerate(zip(want, got)):
+        for i, (w, g) in enumerate(zip(want, got, strict=False)):
             d = first_difference(w, g, f"{path}[{i}]")
             if d:
                 return d

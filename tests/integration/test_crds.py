@@ -292,9 +292,11 @@ class ConversionWebhookTests(ServerTestMixin, SynchronousTestCase):
         assert os.path.exists(certs.cert_file)
 
     def crd(self) -> dict:
-        schema = lambda field: {"openAPIV3Schema": {
-            "type": "object", "properties": {"spec": {"type": "object", "properties": {
-                field: {"type": "string"}}}}}}
+        def schema(field):
+            return {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                    field: {"type": "string"}}}}}}
+
         return {
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": "paints.acceptance.example.com"},

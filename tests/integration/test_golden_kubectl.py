@@ -166,7 +166,7 @@ class GoldenKubectlDryRunTests(ServerTestMixin, SynchronousTestCase):
         vectors = golden_vectors()
         with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
             outcomes = list(pool.map(self.replay, vectors))
-        failed = {vector_id(v): o for v, o in zip(vectors, outcomes) if o is not None}
+        failed = {vector_id(v): o for v, o in zip(vectors, outcomes, strict=False) if o is not None}
         print(f"golden: {len(vectors) - len(failed)}/{len(vectors)} match")
         self.assertEqual(len(vectors), 215)
         unexpected = [o for where, o in failed.items() if where not in KNOWN_MISMATCHES]

@@ -293,7 +293,8 @@ class EtcdFaultTests(StorageServerMixin, SynchronousTestCase):
         The Python client's C{Watch().stream}, restarted informer-style from its last
         resourceVersion when the connection fails (re-listing on 410, as a reflector does
         when the restarted server's watch cache begins after that resourceVersion), sees every
-        change across a kubeapi restart exactly once; C{kubectl get -w} ends cleanly (exit 0) when the server stops,
+        change across a kubeapi restart exactly once; C{kubectl get -w} ends cleanly (exit 0) when
+        the server stops,
         as against kube-apiserver, and a new one works after the restart.
         """
         from kubernetes import client as k8s

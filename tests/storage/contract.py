@@ -491,7 +491,8 @@ class StorageContractMixin:
         store = await self.make_store()
         objs = await self.fill(store, ["a", "b", "c"])
         result = await store.get_list(
-            "/registry/pods/ns", predicate=SelectionPredicate(lambda o: o["metadata"]["name"] != "b")
+            "/registry/pods/ns", predicate=SelectionPredicate(
+                lambda o: o["metadata"]["name"] != "b")
         )
         self.assertEqual(result.items, [objs[0], objs[2]])
 

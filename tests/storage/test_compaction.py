@@ -199,7 +199,8 @@ class SQLiteCompactionTests(TestCase):
                 i = n % 20
                 n += 1
                 await store.guaranteed_update(f"/registry/configmaps/ns/c{i}",
-                                              lambda c, n=n, i=i: pod(f"c{i}", blob="y" * 2000, n=n))
+                                              lambda c, n=n, i=i: pod(
+                                                  f"c{i}", blob="y" * 2000, n=n))
             await service.compact_once()
             sizes.append(os.path.getsize(self.path) + os.path.getsize(self.path + "-wal"))
         self.assertEqual(os.path.getsize(self.path + "-wal"), 0)

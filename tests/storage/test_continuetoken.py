@@ -1,5 +1,6 @@
 # -*- test-case-name: tests.storage.test_continuetoken -*-
-"""Shared key, continue-token, list-option and event helpers of L{kubetwist.storage.continuetoken}."""
+"""Shared key, continue-token, list-option and event helpers of
+L{kubetwist.storage.continuetoken}."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ from kubetwist.storage.continuetoken import (
     prepare_key,
     validate_list_options,
 )
+from kubetwist.storage.interfaces import EVERYTHING, InvalidContinueError, SelectionPredicate
 from kubetwist.storage.kv import (
     RawEvent,
     transform_event,
 )
-from kubetwist.storage.interfaces import EVERYTHING, InvalidContinueError, SelectionPredicate
 
 
 def raw(token: str) -> bytes:
@@ -40,7 +41,8 @@ class ContinueTokenTests(SynchronousTestCase):
     def test_encode_html_escaped(self):
         """Like Go's json.Marshal, C{<>&} are escaped."""
         token = encode_continue("/p/a<&>", "/p/", 1)
-        self.assertEqual(raw(token), b'{"v":"meta.k8s.io/v1","rv":1,"start":"a\\u003c\\u0026\\u003e"}')
+        self.assertEqual(raw(token),
+                         b'{"v":"meta.k8s.io/v1","rv":1,"start":"a\\u003c\\u0026\\u003e"}')
 
     def test_round_trip(self):
         """decode_continue gives back the absolute key and revision."""
@@ -124,7 +126,8 @@ class ListOptionsTests(SynchronousTestCase):
     def test_continue(self):
         """A continue token gives its key and revision; rv -1 means latest."""
         token = encode_continue("/p/a\x00", "/p/", 7)
-        self.assertEqual(validate_list_options("/p/", True, "", "", 1, token), (7, "/p/a\x00", True))
+        self.assertEqual(validate_list_options("/p/", True, "", "", 1, token),
+                         (7, "/p/a\x00", True))
         latest = encode_continue("/p/a\x00", "/p/", -1)
         self.assertEqual(validate_list_options("/p/", True, "0", "", 1, latest),
                          (0, "/p/a\x00", True))
@@ -145,17 +148,22 @@ class TransformEventTests(SynchronousTestCase):
     def test_modified_everything(self):
         """Without a predicate a modification is MODIFIED at the event revision."""
         ev = transform_event(RawEvent("/k", 5, b'{"a":1}', b'{"a":0}'), EVERYTHING)
-        self.assertEqual((ev.type, ev.object), ("MODIFIED", {"a": 1, "metadata": {"resourceVersion": "5"}}))
+        self.assertEqual((ev.type, ev.object), ("MODIFIED",
+                                                {"a": 1, "metadata": {"resourceVersion": "5"}}))
 
     def test_transitions(self):
         """Starts matching: ADDED; stops: DELETED with the old object; neither: nothing."""
         ev = transform_event(RawEvent("/k", 5, b'{"hot":true}', b'{"hot":false}'), self.hot)
         self.assertEqual(ev.type, "ADDED")
         ev = transform_event(RawEvent("/k", 6, b'{"hot":false}', b'{"hot":true}'), self.hot)
-        self.assertEqual((ev.type, ev.object), ("DELETED", {"hot": True, "metadata": {"resourceVersion": "6"}}))
+        self.assertEqual((ev.type, ev.object), ("DELETED",
+                                                {"hot": True, "metadata": {
+                                                    "resourceVersion": "6"}}))
         self.assertIsNone(transform_event(RawEvent("/k", 7, b'{}', b'{}'), self.hot))
 
     def test_deleted(self):
         """A delete carries the previous value at the delete's revision."""
         ev = transform_event(RawEvent("/k", 9, None, b'{"hot":true}', is_deleted=True), self.hot)
-        self.assertEqual((ev.type, ev.object), ("DELETED", {"hot": True, "metadata": {"resourceVersion": "9"}}))
+        self.assertEqual((ev.type, ev.object), ("DELETED",
+                                                {"hot": True, "metadata": {
+                                                    "resourceVersion": "9"}}))

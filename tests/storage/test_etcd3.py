@@ -93,7 +93,8 @@ class EtcdServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"etcd exited with {self.process.returncode}; see {self.log.name}")
+                raise RuntimeError(f"etcd exited with {self.process.returncode}; see "
+                                   f"{self.log.name}")
             try:
                 request = urllib.request.Request(
                     self.url + "/v3/maintenance/status", data=b"{}", method="POST"

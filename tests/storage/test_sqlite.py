@@ -199,15 +199,16 @@ class WatchProgressTests(SynchronousTestCase):
     def test_progress_bookmark_covers_every_earlier_write(self):
         """A progress request answers a BOOKMARK at the current revision, after the events
         of every write committed before it, even writes under other prefixes."""
-        from tests.support import FakeReactorClock, InlinePool
         from kubetwist.storage.sqlite import SQLiteStorage
+        from tests.support import FakeReactorClock, InlinePool
 
         store = SQLiteStorage(FakeReactorClock(), ":memory:", threadpool=InlinePool())
         self.successResultOf(store.create("/registry/configmaps/ns/a", {"metadata": {"name": "a"}}))
         events = []
         w = store.watch("/registry/configmaps/", "0", recursive=True)
         w.subscribe(events.append)
-        other = self.successResultOf(store.create("/registry/secrets/ns/s", {"metadata": {"name": "s"}}))
+        other = self.successResultOf(store.create("/registry/secrets/ns/s",
+                                                  {"metadata": {"name": "s"}}))
         self.assertTrue(w.request_progress())
         self.assertEqual([e.type for e in events], ["ADDED", "BOOKMARK"])
         self.assertEqual(events[-1].object["metadata"]["resourceVersion"],

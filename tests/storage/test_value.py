@@ -376,7 +376,8 @@ class ResourceTransformersTests(SynchronousTestCase):
     def test_identity_first_migrates_away(self) -> None:
         """C{identity} first: writes plaintext, still reads older encrypted values (stale)."""
         rt = parse_encryption_config(config(
-            f"[{{identity: {{}}}}, {{aescbc: {{keys: [{{name: key1, secret: '{CBC_KEY_B64}'}}]}}}}]"))
+            f"[{{identity: {{}}}}, {{aescbc: {{keys: [{{name: key1, secret: '{CBC_KEY_B64}'"
+            "}]}}]"))
         self.assertEqual(rt.to_storage("/registry/secrets/ns/a", b"{}", "/registry"), b"{}")
         stored = b"k8s:enc:aescbc:v1:key1:" + CBC_IV + CBC_CIPHERTEXT
         self.assertEqual(rt.from_storage("/registry/secrets/ns/a", stored, "/registry"),

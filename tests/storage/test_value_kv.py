@@ -81,7 +81,8 @@ class KVTransformerTests(SynchronousTestCase):
         self.assertEqual(updated["data"], {"k": "bmV3"})
         self.assertNotIn(b"bmV3", self.raw("/registry/secrets/ns/a"))
         deleted = self.successResultOf(self.store.delete(
-            "/secrets/ns/a", Preconditions(resource_version=updated["metadata"]["resourceVersion"])))
+            "/secrets/ns/a", Preconditions(
+                resource_version=updated["metadata"]["resourceVersion"])))
         self.assertEqual(deleted["data"], {"k": "bmV3"})
 
     def test_unchanged_update_skips_write(self) -> None:

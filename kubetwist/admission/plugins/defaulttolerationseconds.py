@@ -35,11 +35,13 @@ def _tolerates(tolerations: list, key: str) -> bool:
 
 
 def _add_or_update(tolerations: list, toleration: dict) -> list:
-    """Upstream C{helper.AddOrUpdateTolerationInPod}: replace a same-key/operator/value/effect one."""
+    """Upstream C{helper.AddOrUpdateTolerationInPod}: replace a same-key/operator/value/effect
+    one."""
     out = []
     updated = False
     for t in tolerations:
-        if (t or {}).get("key") == toleration["key"] and t.get("operator") == toleration["operator"] \
+        if (t or {}).get("key") == toleration["key"] \
+                and t.get("operator") == toleration["operator"] \
                 and (t.get("value") or "") == "" and t.get("effect") == toleration["effect"]:
             if t == toleration:
                 return tolerations

@@ -31,19 +31,22 @@ SYSTEM_PRIORITY_CLASSES = {
         "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
         "metadata": {"name": "system-node-critical"}, "value": 2000001000,
         "preemptionPolicy": "PreemptLowerPriority",
-        "description": "Used for system critical pods that must not be moved from their current node.",
+        "description": "Used for system critical pods that must not be moved from their current "
+                       "node.",
     },
     "system-cluster-critical": {
         "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
         "metadata": {"name": "system-cluster-critical"}, "value": 2000000000,
         "preemptionPolicy": "PreemptLowerPriority",
-        "description": "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+        "description": "Used for system critical pods that must run in the cluster, but can be "
+                       "moved to another node if necessary.",
     },
 }
 
 
 def _forbidden_name(pod: dict, name: str) -> str:
-    """Upstream C{admission.NewForbidden}'s name: the request name, else generateName, else Unknown."""
+    """Upstream C{admission.NewForbidden}'s name: the request name, else generateName, else
+    Unknown."""
     meta = pod.get("metadata") or {}
     return name or meta.get("name") or meta.get("generateName") or "Unknown"
 
@@ -84,7 +87,8 @@ def mutate_pod(
     if not pc_name:
         default_pc = None
         for pc in (list_priority_classes() if list_priority_classes else []):
-            if pc.get("globalDefault") and (default_pc is None or default_pc.get("value", 0) > pc.get("value", 0)):
+            if pc.get("globalDefault") and (default_pc is None
+                                            or default_pc.get("value", 0) > pc.get("value", 0)):
                 default_pc = pc
         if default_pc is not None:
             spec["priorityClassName"] = (default_pc.get("metadata") or {}).get("name", "")
@@ -104,14 +108,18 @@ def mutate_pod(
         preemption = pc.get("preemptionPolicy")
     if spec.get("priority") is not None and spec["priority"] != priority:
         raise new_forbidden("", "pods", _forbidden_name(pod, name),
-                            f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; "
-                            f"priority admission controller computed {priority} from the given PriorityClass name")
+                            f"the integer value of priority ({spec['priority']}) must not be "
+                            "provided in pod spec; "
+                            f"priority admission controller computed {priority} from the given "
+                            "PriorityClass name")
     spec["priority"] = priority
     if preemption is not None:
         if spec.get("preemptionPolicy") is not None and spec["preemptionPolicy"] != preemption:
             raise new_forbidden("", "pods", _forbidden_name(pod, name),
-                                f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be "
-                                f"provided in pod spec; priority admission controller computed {preemption} "
+                                "the string value of PreemptionPolicy "
+                                f"({spec['preemptionPolicy']}) must not be "
+                                "provided in pod spec; priority admission controller computed "
+                                f"{preemption} "
                                 f"from the given PriorityClass name")
         spec["preemptionPolicy"] = preemption
 

@@ -62,8 +62,10 @@ def token_volume_source() -> dict:
         "sources": [
             {"serviceAccountToken": {"expirationSeconds": WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS,
                                      "path": "token"}},
-            {"configMap": {"items": [{"key": "ca.crt", "path": "ca.crt"}], "name": "kube-root-ca.crt"}},
-            {"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+            {"configMap": {"items": [{"key": "ca.crt", "path": "ca.crt"}],
+                           "name": "kube-root-ca.crt"}},
+            {"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1",
+                                                     "fieldPath": "metadata.namespace"},
                                         "path": "namespace"}]}},
         ],
     }
@@ -73,7 +75,8 @@ def _should_automount(service_account: Optional[dict], pod: dict) -> bool:
     spec_value = (pod.get("spec") or {}).get("automountServiceAccountToken")
     if spec_value is not None:
         return bool(spec_value)
-    if service_account is not None and service_account.get("automountServiceAccountToken") is not None:
+    if (service_account is not None
+            and service_account.get("automountServiceAccountToken") is not None):
         return bool(service_account["automountServiceAccountToken"])
     return True
 
@@ -90,7 +93,8 @@ def _mount_service_account_token(pod: dict, suffix: Optional[str]) -> None:
             has_token_volume = True
             break
     if not token_volume_name:
-        token_volume_name = SERVICE_ACCOUNT_VOLUME_NAME + "-" + (suffix if suffix is not None else random_suffix())
+        token_volume_name = SERVICE_ACCOUNT_VOLUME_NAME + "-" + (
+            suffix if suffix is not None else random_suffix())
     needs_volume = False
     for key in ("initContainers", "containers"):
         for c in spec.get(key) or []:
@@ -106,7 +110,8 @@ def _mount_service_account_token(pod: dict, suffix: Optional[str]) -> None:
             }]
             needs_volume = True
     if not has_token_volume and needs_volume:
-        spec["volumes"] = list(volumes) + [{"name": token_volume_name, "projected": token_volume_source()}]
+        spec["volumes"] = list(volumes) + [{"name": token_volume_name,
+                                            "projected": token_volume_source()}]
 
 
 def mutate_pod(pod: dict, random_suffix: Optional[str] = None,
@@ -133,7 +138,8 @@ def mutate_pod(pod: dict, random_suffix: Optional[str] = None,
     if _should_automount(service_account, pod):
         _mount_service_account_token(pod, random_suffix)
     if not spec.get("imagePullSecrets") and service_account is not None:
-        secrets = [{"name": (s or {}).get("name", "")} for s in service_account.get("imagePullSecrets") or []]
+        secrets = [{"name": (s or {}).get("name", "")}
+                   for s in service_account.get("imagePullSecrets") or []]
         if secrets:
             spec["imagePullSecrets"] = secrets
 

@@ -173,8 +173,9 @@ def _format_value(verb: str, v: Any) -> str:
         return str(v)
     if verb in "fe":
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise CELLibraryError(f"error during formatting: {'fixed-point' if verb == 'f' else 'scientific'} "
-                                  "clause can only be used on doubles, was given " + _type_name(v))
+            raise CELLibraryError(
+                f"error during formatting: {'fixed-point' if verb == 'f' else 'scientific'} "
+                "clause can only be used on doubles, was given " + _type_name(v))
         return ("%" + "." + "6" + verb) % v
     if verb in "xXob":
         if isinstance(v, str) and verb in "xX":
@@ -186,7 +187,8 @@ def _format_value(verb: str, v: Any) -> str:
             raise CELLibraryError("error during formatting: only integers, byte buffers, and "
                                   "strings can be formatted as hex, was given " + _type_name(v))
         return format(v, {"x": "x", "X": "X", "o": "o", "b": "b"}[verb])
-    raise CELLibraryError(f'could not parse formatting clause: unrecognized formatting clause "{verb}"')
+    raise CELLibraryError('could not parse formatting clause: unrecognized formatting clause '
+                          f'"{verb}"')
 
 
 def _type_name(v: Any) -> str:

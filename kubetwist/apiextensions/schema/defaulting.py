@@ -158,7 +158,8 @@ def validate_defaults(root: SchemaNode, path: Path, validate: Callable[..., list
                         merrs = embedded_meta(rootnode, obj, None, True)
                         if merrs:
                             errs.append(fe.invalid(
-                                dp, d, f"must result in valid metadata: {aggregate_message(merrs)}"))
+                                dp, d,
+                                f"must result in valid metadata: {aggregate_message(merrs)}"))
                         else:
                             errs.extend(validate(d, node, str(dp)))
             else:

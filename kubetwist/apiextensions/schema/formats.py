@@ -79,13 +79,15 @@ _MAC = re.compile(
     r"|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){2}|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){3}"
     r"|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){9})\Z")
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\Z", re.ASCII)
-_DATETIME_TAIL = re.compile(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))\Z")
+_DATETIME_TAIL = re.compile(
+    r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))\Z")
 _GO_DURATION = re.compile(r"^[-+]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+\Z")
 _SCALA_DURATION = re.compile(r"((\d+)\s*([A-Za-zµ]+))")
 _TIME_UNITS = [["ns", "nano"], ["us", "µs", "micro"], ["ms", "milli"], ["s", "sec"],
                ["m", "min"], ["h", "hr", "hour"], ["d", "day"], ["w", "wk", "week"]]
 _EMAIL_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-_EMAIL_ADDR = rf"(?:{_EMAIL_ATOM}(?:\.{_EMAIL_ATOM})*|\"[^\"\\]*\")@(?:{_EMAIL_ATOM}(?:\.{_EMAIL_ATOM})*|\[[^\]]*\])"
+_EMAIL_ADDR = (rf"(?:{_EMAIL_ATOM}(?:\.{_EMAIL_ATOM})*|\"[^\"\\]*\")"
+               rf"@(?:{_EMAIL_ATOM}(?:\.{_EMAIL_ATOM})*|\[[^\]]*\])")
 _EMAIL = re.compile(rf"^(?:{_EMAIL_ADDR}|[^<>]*<{_EMAIL_ADDR}>)\Z")
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
@@ -313,7 +315,8 @@ def _translate(pattern: str) -> str:
                     neg = name.startswith("^")
                     rng = _POSIX.get(name.lstrip("^"))
                     if rng is None or neg:
-                        raise GoRegexpError(f"invalid character class range: `{pattern[i:end + 2]}`")
+                        raise GoRegexpError(
+                            f"invalid character class range: `{pattern[i:end + 2]}`")
                     out.append(rng)
                     i = end + 2
                     continue

@@ -62,7 +62,7 @@ def deep_equal(a: Any, b: Any) -> bool:
                 return False
         return True
     if ta is list:
-        return len(a) == len(b) and all(deep_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(deep_equal(x, y) for x, y in zip(a, b, strict=False))
     return a == b
 
 

@@ -89,7 +89,8 @@ def _array(node: SchemaNode, arr: list, path: str) -> list[FieldError]:
 def _list_map(node: SchemaNode, arr: list, path: str) -> list[FieldError]:
     for i, x in enumerate(arr):
         if x is not None and not isinstance(x, dict):
-            return [fe.invalid(f"{path}[{i}]", x, "must be an object for an array of list-type map")]
+            return [fe.invalid(f"{path}[{i}]", x,
+                               "must be an object for an array of list-type map")]
     if len(arr) <= 1:
         return []
     key_fields = node.list_map_keys
@@ -98,7 +99,8 @@ def _list_map(node: SchemaNode, arr: list, path: str) -> list[FieldError]:
         keys = [_UNSPECIFIED if x is None or kf not in x else x[kf] for x in arr]
         errs = []
         for i in _non_unique([k if k is _UNSPECIFIED else set_key(k) for k in keys]):
-            errs.append(fe.duplicate(f"{path}[{i}]", {} if keys[i] is _UNSPECIFIED else {kf: keys[i]}))
+            errs.append(fe.duplicate(f"{path}[{i}]", {} if keys[i] is _UNSPECIFIED
+                                     else {kf: keys[i]}))
         return errs
     maps = []
     for x in arr:

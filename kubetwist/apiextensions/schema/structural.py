@@ -100,7 +100,8 @@ def _invariants(s: dict, lvl: int, p: Path, errs: list[FieldError]) -> None:
     ap = s.get("additionalProperties")
     if ap is not None:
         if lvl == _ROOT:
-            errs.append(fe.forbidden(p.child("additionalProperties"), "must not be used at the root"))
+            errs.append(fe.forbidden(p.child("additionalProperties"),
+                                     "must not be used at the root"))
         if isinstance(ap, dict):
             _invariants(ap, _FIELD, p.child("additionalProperties"), errs)
     ios = bool(s.get("x-kubernetes-int-or-string"))
@@ -116,7 +117,8 @@ def _invariants(s: dict, lvl: int, p: Path, errs: list[FieldError]) -> None:
     check_meta = lvl == _ROOT or emb
     if emb and t != "object":
         msg = "must be object if x-kubernetes-embedded-resource is true"
-        errs.append(fe.required(p.child("type"), msg) if not t else fe.invalid(p.child("type"), t, msg))
+        errs.append(fe.required(p.child("type"), msg) if not t
+                    else fe.invalid(p.child("type"), t, msg))
     elif not t and not ios and not puf:
         errs.append(fe.required(p.child("type"), _EMPTY_TYPE[lvl]))
     if emb and ap is not None:
@@ -208,18 +210,22 @@ def _nested(v: Any, skip_any: bool, skip_all_any: bool, lvl: int, p: Path,
         errs.append(fe.forbidden(p.child("type"), "must be empty to be structural"))
     ap = v.get("additionalProperties")
     if isinstance(ap, dict) or ap is True:
-        errs.append(fe.forbidden(p.child("additionalProperties"), "must be undefined to be structural"))
+        errs.append(fe.forbidden(p.child("additionalProperties"),
+                                 "must be undefined to be structural"))
     if v.get("default") is not None:
         errs.append(fe.forbidden(p.child("default"), "must be undefined to be structural"))
     for key, msg in _FORBIDDEN_NESTED[2:]:
         if not _zero(v.get(key)):
             errs.append(fe.forbidden(p.child(key), msg))
     if v.get("x-kubernetes-list-type") is not None:
-        errs.append(fe.forbidden(p.child("x-kubernetes-list-type"), "must be undefined to be structural"))
+        errs.append(fe.forbidden(p.child("x-kubernetes-list-type"),
+                                 "must be undefined to be structural"))
     if v.get("x-kubernetes-map-type") is not None:
-        errs.append(fe.forbidden(p.child("x-kubernetes-map-type"), "must be undefined to be structural"))
+        errs.append(fe.forbidden(p.child("x-kubernetes-map-type"),
+                                 "must be undefined to be structural"))
     if not _zero(v.get("x-kubernetes-validations")):
-        errs.append(fe.forbidden(p.child("x-kubernetes-validations"), "must be empty to be structural"))
+        errs.append(fe.forbidden(p.child("x-kubernetes-validations"),
+                                 "must be empty to be structural"))
     if "metadata" in props:
         errs.append(fe.forbidden(p.child("properties").key("metadata"),
                                  "must not be specified in a nested context"))

@@ -186,7 +186,8 @@ def _validate_schema_props(node: SchemaNode, data: Any, path: str) -> Result:
             if validated == 0 and (best is None or r.count > best.count):
                 best = r
         if validated != 1:
-            extra = "Found none valid" if validated == 0 else f"Found {validated} valid alternatives"
+            extra = ("Found none valid" if validated == 0
+                     else f"Found {validated} valid alternatives")
             main.add(OpenAPIError(
                 C_PLAIN, path,
                 f"{go_json(path)} must validate one and only one schema (oneOf). {extra}"))
@@ -311,7 +312,8 @@ def _validate_enum(node: SchemaNode, data: Any, path: str) -> OpenAPIError | Non
 
 
 def _validate_object(node: SchemaNode, data: dict, path: str) -> Result:
-    """C{objectValidator.Validate}: min/maxProperties, additionalProperties, properties, required."""
+    """C{objectValidator.Validate}: min/maxProperties, additionalProperties, properties,
+    required."""
     res = Result()
     n = len(data)
     if node.min_props is not None and n < node.min_props:

@@ -451,9 +451,12 @@ def _keep_timestamps(live: dict, new: dict) -> None:
     new_entries = (new.get("metadata") or {}).get("managedFields")
     if not old_entries or not new_entries or len(old_entries) != len(new_entries):
         return
-    untimed = lambda entries: sorted(
-        json.dumps({k: v for k, v in e.items() if k != "time"}, sort_keys=True)
-        for e in entries)
+
+    def untimed(entries):
+        return sorted(
+            json.dumps({k: v for k, v in e.items() if k != "time"}, sort_keys=True)
+            for e in entries)
+
     if untimed(old_entries) != untimed(new_entries) or _stripped(live) != _stripped(new):
         return
     new["metadata"]["managedFields"] = copy.deepcopy(old_entries)

@@ -36,7 +36,7 @@ __all__ = [
 GROUP = "admissionregistration.k8s.io"
 
 
-# --- defaults --------------------------------------------------------------------------------------
+# --- defaults -------------------------------------------------------------------------------------
 
 
 def _default_rule(rule: Any) -> None:
@@ -121,7 +121,7 @@ def default_binding(binding: dict) -> None:
     _default_match_resources(spec.get("matchResources"))
 
 
-# --- strategies ------------------------------------------------------------------------------------
+# --- strategies -----------------------------------------------------------------------------------
 
 
 def _generation_one(obj: dict) -> None:
@@ -162,7 +162,7 @@ def _prepare_binding_for_update(new: dict, old: dict) -> None:
     _bump_generation(new, old, new.get("spec") != old.get("spec"))
 
 
-# --- printing --------------------------------------------------------------------------------------
+# --- printing -------------------------------------------------------------------------------------
 
 
 def label_selector_string(selector: dict) -> str:

@@ -106,7 +106,7 @@ def _has_wildcard(values: list) -> bool:
     return "*" in values
 
 
-# --- rules -----------------------------------------------------------------------------------------
+# --- rules ----------------------------------------------------------------------------------------
 
 
 def _validate_resources(resources: list, path: Path) -> list[FieldError]:
@@ -234,7 +234,7 @@ def _validate_match_resources(mc: dict | None, path: Path) -> list[FieldError]:
     return errs
 
 
-# --- CEL -------------------------------------------------------------------------------------------
+# --- CEL ------------------------------------------------------------------------------------------
 
 _env_lock = threading.Lock()
 _envs: dict[tuple, Any] = {}
@@ -327,7 +327,7 @@ def _validate_match_conditions(conditions: list, path: Path, has_params: bool) -
     return errs
 
 
-# --- webhooks --------------------------------------------------------------------------------------
+# --- webhooks -------------------------------------------------------------------------------------
 
 
 def validate_webhook_url(path: Path, url: str) -> list[FieldError]:
@@ -422,7 +422,8 @@ def _validate_webhook(hook: dict, opts: dict, path: Path, mutating: bool) -> lis
     allowed = _SIDE_EFFECTS_NONE if opts["no_side_effects"] else _SIDE_EFFECTS_ALL
     se = hook.get("sideEffects")
     if se is None:
-        errs.append(required(path.child("sideEffects"), f"must specify one of {', '.join(allowed)}"))
+        errs.append(required(path.child("sideEffects"),
+                             f"must specify one of {', '.join(allowed)}"))
     elif se not in allowed:
         errs.append(not_supported(path.child("sideEffects"), se, allowed))
     timeout = hook.get("timeoutSeconds")
@@ -440,7 +441,8 @@ def _validate_webhook(hook: dict, opts: dict, path: Path, mutating: bool) -> lis
     cc = hook.get("clientConfig") or {}
     url, service = cc.get("url"), cc.get("service")
     if (url is None) == (service is None):
-        errs.append(required(path.child("clientConfig"), "exactly one of url or service is required"))
+        errs.append(required(path.child("clientConfig"),
+                             "exactly one of url or service is required"))
     elif url is not None:
         errs.extend(validate_webhook_url(path.child("clientConfig", "url"), url))
     else:
@@ -489,7 +491,7 @@ def _update_opts(new: dict, old: dict) -> dict:
     return {
         "ignore_match_conditions": len(new_hooks) == len(old_hooks) and all(
             n.get("matchConditions") == o.get("matchConditions")
-            for n, o in zip(new_hooks, old_hooks)),
+            for n, o in zip(new_hooks, old_hooks, strict=False)),
         "no_side_effects": all(h.get("sideEffects") in _SIDE_EFFECTS_NONE for h in old_hooks),
         "known_review_version": all(
             not h.get("admissionReviewVersions")
@@ -741,7 +743,7 @@ def validate_policy_status_update(new: dict, old: dict) -> list[FieldError]:
                                               old.get("metadata") or {}, Path("metadata"))
 
 
-# --- bindings --------------------------------------------------------------------------------------
+# --- bindings -------------------------------------------------------------------------------------
 
 
 def _validate_param_ref(ref: dict | None, path: Path) -> list[FieldError]:

@@ -26,7 +26,8 @@ _STATUS_REQUIRED = {
     "Deployment": (),
     "ReplicaSet": ("replicas",),
     "StatefulSet": ("replicas", "availableReplicas"),
-    "DaemonSet": ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady"),
+    "DaemonSet": ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled",
+                  "numberReady"),
 }
 
 
@@ -67,7 +68,9 @@ def _make_create(kind: str):
                 tg = 0
             if tg < 1:
                 ann[DAEMONSET_TEMPLATE_GENERATION_ANNOTATION] = "1"
-    prepare_for_create.__doc__ = f"Upstream C{{{kind} PrepareForCreate}}: status reset, generation 1."
+    prepare_for_create.__doc__ = (f"Upstream C{{{kind} PrepareForCreate}}: status reset, "
+                                  "generation "
+                                  "1.")
     return prepare_for_create
 
 
@@ -85,7 +88,8 @@ def _make_update(kind: str):
                 ru.pop("maxUnavailable", None)
         if kind == "DaemonSet":
             ann = nmeta.setdefault("annotations", {})
-            otg = (ometa.get("annotations") or {}).get(DAEMONSET_TEMPLATE_GENERATION_ANNOTATION, "0")
+            otg = (ometa.get("annotations") or {}).get(DAEMONSET_TEMPLATE_GENERATION_ANNOTATION,
+                                                       "0")
             if nspec.get("template") != ospec.get("template"):
                 ann[DAEMONSET_TEMPLATE_GENERATION_ANNOTATION] = str(int(otg or 0) + 1)
                 nmeta["generation"] = gen + 1
@@ -115,7 +119,8 @@ def _make_status_update(kind: str):
             otg = (ometa.get("annotations") or {}).get(DAEMONSET_TEMPLATE_GENERATION_ANNOTATION)
             if otg is not None:
                 nmeta.setdefault("annotations", {})[DAEMONSET_TEMPLATE_GENERATION_ANNOTATION] = otg
-    prepare_for_update.__doc__ = f"Upstream C{{{kind} status PrepareForUpdate}}: keep the stored spec."
+    prepare_for_update.__doc__ = (f"Upstream C{{{kind} status PrepareForUpdate}}: keep the stored "
+                                  "spec.")
     return prepare_for_update
 
 

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubetwist.apimachinery.field import FieldError, Path, forbidden, invalid, not_supported, required
+from kubetwist.apimachinery.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from kubetwist.apimachinery.validation import (
     is_valid_percent,
     name_is_dns_label,
@@ -126,7 +133,8 @@ def go_label_selector(sel: dict | None) -> str:
         items = []
         for e in exprs:
             vals = e.get("values")
-            vs = "[]string(nil)" if vals is None else "[]string{" + ", ".join(_go_quote(v) for v in vals) + "}"
+            vs = ("[]string(nil)" if vals is None
+                  else "[]string{" + ", ".join(_go_quote(v) for v in vals) + "}")
             items.append(f'v1.LabelSelectorRequirement{{Key:{_go_quote(e.get("key", ""))}, '
                          f'Operator:{_go_quote(e.get("operator", ""))}, Values:{vs}}}')
         me = "[]v1.LabelSelectorRequirement{" + ", ".join(items) + "}"
@@ -137,10 +145,12 @@ def _immutable_selector(new: dict, old: dict) -> list[FieldError]:
     ns, os_ = (new.get("spec") or {}).get("selector"), (old.get("spec") or {}).get("selector")
     if ns == os_:
         return []
-    return [GoValueError("Invalid", Path("spec", "selector"), go_label_selector(ns), "field is immutable")]
+    return [GoValueError("Invalid", Path("spec", "selector"), go_label_selector(ns),
+                         "field is immutable")]
 
 
-def _validate_selector(spec: dict, path: Path, kind: str, strict_required: bool = True) -> tuple[bool, list[FieldError]]:
+def _validate_selector(spec: dict, path: Path, kind: str,
+                       strict_required: bool = True) -> tuple[bool, list[FieldError]]:
     """Selector checks shared by the controllers; returns (selector usable, errors)."""
     errs: list[FieldError] = []
     sel = spec.get("selector")
@@ -156,7 +166,8 @@ def _validate_selector(spec: dict, path: Path, kind: str, strict_required: bool 
 
 
 def _template_labels_error(tpl_path: Path, labels: dict | None) -> FieldError:
-    return GoValueError("Invalid", tpl_path.child("metadata", "labels"), go_string_map(labels), _SELECTOR_MISMATCH)
+    return GoValueError("Invalid", tpl_path.child("metadata", "labels"), go_string_map(labels),
+                        _SELECTOR_MISMATCH)
 
 
 # --------------------------------------------------------------------------------------------
@@ -206,7 +217,8 @@ def _not_more_than_100_percent(v: Any, path: Path) -> list[FieldError]:
 # templates
 
 
-def _validate_template_for_replica_set(tpl: dict | None, sel: dict, sel_ok: bool, path: Path, kind: str) -> list[FieldError]:
+def _validate_template_for_replica_set(tpl: dict | None, sel: dict, sel_ok: bool, path: Path,
+                                       kind: str) -> list[FieldError]:
     errs: list[FieldError] = []
     if tpl is None:
         return [required(path)]
@@ -233,9 +245,11 @@ def _selector_and_template(spec: dict, path: Path, kind: str, empty_kind: str) -
     try:
         _compile_selector(sel)
     except _SelectorError:
-        errs.append(GoValueError("Invalid", path.child("selector"), go_label_selector(sel), "invalid label selector"))
+        errs.append(GoValueError("Invalid", path.child("selector"), go_label_selector(sel),
+                                 "invalid label selector"))
         return errs
-    errs.extend(_validate_template_for_replica_set(spec.get("template"), sel, sel is not None, path.child("template"), kind))
+    errs.extend(_validate_template_for_replica_set(spec.get("template"), sel, sel is not None,
+                                                   path.child("template"), kind))
     return errs
 
 
@@ -252,49 +266,59 @@ def validate_deployment_spec(spec: dict, path: Path) -> list[FieldError]:
     st = strategy.get("type") or ""
     if st == "Recreate":
         if strategy.get("rollingUpdate") is not None:
-            errs.append(forbidden(sp.child("rollingUpdate"), "may not be specified when strategy `type` is 'Recreate'"))
+            errs.append(forbidden(sp.child("rollingUpdate"),
+                                  "may not be specified when strategy `type` is 'Recreate'"))
     elif st == "RollingUpdate":
         ru = strategy.get("rollingUpdate")
         if ru is None:
-            errs.append(required(sp.child("rollingUpdate"), "this should be defaulted and never be nil"))
+            errs.append(required(sp.child("rollingUpdate"),
+                                 "this should be defaulted and never be nil"))
         else:
             rp = sp.child("rollingUpdate")
             mu, ms = ru.get("maxUnavailable", 0), ru.get("maxSurge", 0)
             errs.extend(_validate_positive_int_or_percent(mu, rp.child("maxUnavailable")))
             errs.extend(_validate_positive_int_or_percent(ms, rp.child("maxSurge")))
             if _int_or_percent_value(mu) == 0 and _int_or_percent_value(ms) == 0:
-                errs.append(invalid(rp.child("maxUnavailable"), mu, "may not be 0 when `maxSurge` is 0"))
+                errs.append(invalid(rp.child("maxUnavailable"), mu,
+                                    "may not be 0 when `maxSurge` is 0"))
             errs.extend(_not_more_than_100_percent(mu, rp.child("maxUnavailable")))
     else:
-        errs.append(GoValueError("NotSupported", sp, "apps.DeploymentStrategy{Type:" + _go_quote(st) + "}",
+        errs.append(GoValueError("NotSupported", sp, "apps.DeploymentStrategy{Type:"
+                                 + _go_quote(st) + "}",
                                  'supported values: "Recreate", "RollingUpdate"'))
-    errs.extend(validate_nonnegative(spec.get("minReadySeconds") or 0, path.child("minReadySeconds")))
+    errs.extend(validate_nonnegative(spec.get("minReadySeconds") or 0,
+                                     path.child("minReadySeconds")))
     if spec.get("revisionHistoryLimit") is not None:
-        errs.extend(validate_nonnegative(spec["revisionHistoryLimit"], path.child("revisionHistoryLimit")))
+        errs.extend(validate_nonnegative(spec["revisionHistoryLimit"],
+                                         path.child("revisionHistoryLimit")))
     pds = spec.get("progressDeadlineSeconds")
     if pds is not None:
         errs.extend(validate_nonnegative(pds, path.child("progressDeadlineSeconds")))
         if pds <= (spec.get("minReadySeconds") or 0):
-            errs.append(invalid(path.child("progressDeadlineSeconds"), pds, "must be greater than minReadySeconds"))
+            errs.append(invalid(path.child("progressDeadlineSeconds"), pds,
+                                "must be greater than minReadySeconds"))
     return errs
 
 
 def validate_deployment(obj: dict) -> list[FieldError]:
     """Upstream C{ValidateDeployment}: metadata (DNS-1123 subdomain name) and spec."""
-    errs = validate_object_meta(obj.get("metadata") or {}, True, name_is_dns_subdomain, Path("metadata"))
+    errs = validate_object_meta(obj.get("metadata") or {}, True, name_is_dns_subdomain,
+                                Path("metadata"))
     errs.extend(validate_deployment_spec(obj.get("spec") or {}, Path("spec")))
     return errs
 
 
 def validate_deployment_update(new: dict, old: dict) -> list[FieldError]:
     """Upstream C{ValidateDeploymentUpdate} plus the apps/v1 immutable C{spec.selector}."""
-    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata"))
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
+                                       Path("metadata"))
     errs.extend(validate_deployment_spec(new.get("spec") or {}, Path("spec")))
     errs.extend(_immutable_selector(new, old))
     return errs
 
 
-def _status_counts(status: dict, path: Path, names: list[str], gt: list[tuple[str, str, str]]) -> list[FieldError]:
+def _status_counts(status: dict, path: Path, names: list[str],
+                   gt: list[tuple[str, str, str]]) -> list[FieldError]:
     errs: list[FieldError] = []
     for n in names:
         if status.get(n) is not None:
@@ -315,14 +339,18 @@ def _collision_decremented(new: dict, old: dict) -> list[FieldError]:
 
 def validate_deployment_status_update(new: dict, old: dict) -> list[FieldError]:
     """Upstream C{ValidateDeploymentStatusUpdate}."""
-    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata"))
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
+                                       Path("metadata"))
     msg = "cannot be greater than status.replicas"
     errs.extend(_status_counts(new.get("status") or {}, Path("status"),
-                               ["observedGeneration", "replicas", "updatedReplicas", "readyReplicas",
+                               ["observedGeneration", "replicas", "updatedReplicas",
+                                "readyReplicas",
                                 "availableReplicas", "unavailableReplicas", "collisionCount"],
-                               [("updatedReplicas", "replicas", msg), ("readyReplicas", "replicas", msg),
+                               [("updatedReplicas", "replicas", msg),
+                                ("readyReplicas", "replicas", msg),
                                 ("availableReplicas", "replicas", msg),
-                                ("availableReplicas", "readyReplicas", "cannot be greater than readyReplicas")]))
+                                ("availableReplicas", "readyReplicas",
+                                 "cannot be greater than readyReplicas")]))
     errs.extend(_collision_decremented(new, old))
     return errs
 
@@ -334,21 +362,24 @@ def validate_deployment_status_update(new: dict, old: dict) -> list[FieldError]:
 def validate_replica_set_spec(spec: dict, path: Path) -> list[FieldError]:
     """Upstream C{ValidateReplicaSetSpec}."""
     errs = validate_nonnegative(spec.get("replicas") or 0, path.child("replicas"))
-    errs.extend(validate_nonnegative(spec.get("minReadySeconds") or 0, path.child("minReadySeconds")))
+    errs.extend(validate_nonnegative(spec.get("minReadySeconds") or 0,
+                                     path.child("minReadySeconds")))
     errs.extend(_selector_and_template(spec, path, "ReplicaSet", "deployment"))
     return errs
 
 
 def validate_replica_set(obj: dict) -> list[FieldError]:
     """Upstream C{ValidateReplicaSet}."""
-    errs = validate_object_meta(obj.get("metadata") or {}, True, name_is_dns_subdomain, Path("metadata"))
+    errs = validate_object_meta(obj.get("metadata") or {}, True, name_is_dns_subdomain,
+                                Path("metadata"))
     errs.extend(validate_replica_set_spec(obj.get("spec") or {}, Path("spec")))
     return errs
 
 
 def validate_replica_set_update(new: dict, old: dict) -> list[FieldError]:
     """Upstream C{ValidateReplicaSetUpdate} plus the apps/v1 immutable C{spec.selector}."""
-    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata"))
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
+                                       Path("metadata"))
     errs.extend(validate_replica_set_spec(new.get("spec") or {}, Path("spec")))
     errs.extend(_immutable_selector(new, old))
     return errs
@@ -356,14 +387,18 @@ def validate_replica_set_update(new: dict, old: dict) -> list[FieldError]:
 
 def validate_replica_set_status_update(new: dict, old: dict) -> list[FieldError]:
     """Upstream C{ValidateReplicaSetStatusUpdate}."""
-    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata"))
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
+                                       Path("metadata"))
     msg = "cannot be greater than status.replicas"
     errs.extend(_status_counts(new.get("status") or {}, Path("status"),
-                               ["replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas",
+                               ["replicas", "fullyLabeledReplicas", "readyReplicas",
+                                "availableReplicas",
                                 "observedGeneration"],
-                               [("fullyLabeledReplicas", "replicas", msg), ("readyReplicas", "replicas", msg),
+                               [("fullyLabeledReplicas", "replicas", msg),
+                                ("readyReplicas", "replicas", msg),
                                 ("availableReplicas", "replicas", msg),
-                                ("availableReplicas", "readyReplicas", "cannot be greater than readyReplicas")]))
+                                ("availableReplicas", "readyReplicas",
+                                 "cannot be greater than readyReplicas")]))
     return errs
 
 
@@ -378,7 +413,8 @@ def validate_stateful_set_spec(spec: dict, path: Path) -> list[FieldError]:
     if not pmp:
         errs.append(required(path.child("podManagementPolicy")))
     elif pmp not in ("OrderedReady", "Parallel"):
-        errs.append(invalid(path.child("podManagementPolicy"), pmp, "must be 'OrderedReady' or 'Parallel'"))
+        errs.append(invalid(path.child("podManagementPolicy"), pmp,
+                            "must be 'OrderedReady' or 'Parallel'"))
     us = spec.get("updateStrategy") or {}
     ut = us.get("type") or ""
     up = path.child("updateStrategy")
@@ -386,7 +422,8 @@ def validate_stateful_set_spec(spec: dict, path: Path) -> list[FieldError]:
         errs.append(required(up))
     elif ut == "OnDelete":
         if us.get("rollingUpdate") is not None:
-            errs.append(invalid(up.child("rollingUpdate"), us["rollingUpdate"], "only allowed for updateStrategy 'RollingUpdate'"))
+            errs.append(invalid(up.child("rollingUpdate"), us["rollingUpdate"],
+                                "only allowed for updateStrategy 'RollingUpdate'"))
     elif ut == "RollingUpdate":
         ru = us.get("rollingUpdate")
         if isinstance(ru, dict):
@@ -405,11 +442,14 @@ def validate_stateful_set_spec(spec: dict, path: Path) -> list[FieldError]:
         pp = path.child("persistentVolumeClaimRetentionPolicy")
         for key in ("whenDeleted", "whenScaled"):
             if policy.get(key) not in ("Retain", "Delete"):
-                errs.append(not_supported(pp.child(key), policy.get(key) or "", ["Retain", "Delete"]))
+                errs.append(not_supported(pp.child(key), policy.get(key) or "",
+                                          ["Retain", "Delete"]))
     errs.extend(validate_nonnegative(spec.get("replicas") or 0, path.child("replicas")))
-    errs.extend(validate_nonnegative(spec.get("minReadySeconds") or 0, path.child("minReadySeconds")))
+    errs.extend(validate_nonnegative(spec.get("minReadySeconds") or 0,
+                                     path.child("minReadySeconds")))
     if isinstance(spec.get("ordinals"), dict):
-        errs.extend(validate_nonnegative(spec["ordinals"].get("start") or 0, path.child("ordinals.start")))
+        errs.extend(validate_nonnegative(spec["ordinals"].get("start") or 0,
+                                         path.child("ordinals.start")))
     _, serrs = _validate_selector(spec, path, "statefulset")
     errs.extend(serrs)
     sel = spec.get("selector")
@@ -425,7 +465,8 @@ def validate_stateful_set_spec(spec: dict, path: Path) -> list[FieldError]:
             errs.append(_template_labels_error(tp, meta.get("labels")))
         errs.extend(validate_labels(meta.get("labels"), tp.child("labels")))
         errs.extend(validate_annotations(meta.get("annotations"), tp.child("annotations")))
-        errs.extend(validate_pod_specific_annotations(meta.get("annotations"), tpl.get("spec") or {},
+        errs.extend(validate_pod_specific_annotations(meta.get("annotations"), tpl.get("spec")
+                                                      or {},
                                                       tp.child("annotations")))
     tspec = tpl.get("spec") or {}
     rp = tspec.get("restartPolicy") or ""
@@ -439,7 +480,8 @@ def validate_stateful_set_spec(spec: dict, path: Path) -> list[FieldError]:
 
 def validate_stateful_set(obj: dict) -> list[FieldError]:
     """Upstream C{ValidateStatefulSet}: the name must be a DNS-1123 label."""
-    errs = validate_object_meta(obj.get("metadata") or {}, True, name_is_dns_label, Path("metadata"))
+    errs = validate_object_meta(obj.get("metadata") or {}, True, name_is_dns_label,
+                                Path("metadata"))
     errs.extend(validate_stateful_set_spec(obj.get("spec") or {}, Path("spec")))
     return errs
 
@@ -453,14 +495,17 @@ def validate_stateful_set_update(new: dict, old: dict) -> list[FieldError]:
     Upstream C{ValidateStatefulSetUpdate}: only C{replicas}, C{ordinals}, C{template},
     C{updateStrategy}, C{persistentVolumeClaimRetentionPolicy} and C{minReadySeconds} may change.
     """
-    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata"))
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
+                                       Path("metadata"))
     errs.extend(validate_stateful_set_spec(new.get("spec") or {}, Path("spec")))
     ns = {k: v for k, v in (new.get("spec") or {}).items() if k not in _STS_MUTABLE}
     os_ = {k: v for k, v in (old.get("spec") or {}).items() if k not in _STS_MUTABLE}
     if ns != os_:
-        errs.append(forbidden(Path("spec"), "updates to statefulset spec for fields other than 'replicas', "
+        errs.append(forbidden(Path("spec"), "updates to statefulset spec for fields other than "
+                                            "'replicas', "
                                             "'ordinals', 'template', 'updateStrategy', "
-                                            "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
+                                            "'persistentVolumeClaimRetentionPolicy' and "
+                                            "'minReadySeconds' are forbidden"))
     return errs
 
 
@@ -471,9 +516,12 @@ def validate_stateful_set_status_update(new: dict, old: dict) -> list[FieldError
                           ["replicas", "readyReplicas", "currentReplicas", "updatedReplicas",
                            "availableReplicas", "observedGeneration", "collisionCount"],
                           [("readyReplicas", "replicas", msg), ("currentReplicas", "replicas", msg),
-                           ("updatedReplicas", "replicas", msg), ("availableReplicas", "replicas", msg),
-                           ("availableReplicas", "readyReplicas", "cannot be greater than status.readyReplicas")])
-    errs.extend(validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata")))
+                           ("updatedReplicas", "replicas", msg),
+                           ("availableReplicas", "replicas", msg),
+                           ("availableReplicas", "readyReplicas",
+                            "cannot be greater than status.readyReplicas")])
+    errs.extend(validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
+                                            Path("metadata")))
     errs.extend(_collision_decremented(new, old))
     return errs
 
@@ -485,14 +533,16 @@ def validate_stateful_set_status_update(new: dict, old: dict) -> list[FieldError
 def _template_generation(obj: dict) -> int:
     from kubetwist.apis.apps.defaults import DAEMONSET_TEMPLATE_GENERATION_ANNOTATION
 
-    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(DAEMONSET_TEMPLATE_GENERATION_ANNOTATION)
+    value = ((obj.get("metadata") or {}).get("annotations")
+             or {}).get(DAEMONSET_TEMPLATE_GENERATION_ANNOTATION)
     try:
         return int(value) if value is not None else 0
     except ValueError:
         return 0
 
 
-def validate_daemon_set_spec(spec: dict, path: Path, template_generation: int = 0) -> list[FieldError]:
+def validate_daemon_set_spec(spec: dict, path: Path,
+                             template_generation: int = 0) -> list[FieldError]:
     """Upstream C{ValidateDaemonSetSpec}."""
     sel = spec.get("selector")
     errs = validate_label_selector(sel, path.child("selector"))
@@ -505,7 +555,8 @@ def validate_daemon_set_spec(spec: dict, path: Path, template_generation: int = 
     else:
         if sel is None or not selector_matches(sel, labels):
             errs.append(_template_labels_error(path.child("template"), labels))
-    if sel is not None and len(sel.get("matchLabels") or {}) + len(sel.get("matchExpressions") or []) == 0:
+    if sel is not None and len(sel.get("matchLabels")
+                               or {}) + len(sel.get("matchExpressions") or []) == 0:
         errs.append(GoValueError("Invalid", path.child("selector"), go_label_selector(sel),
                                  "empty selector is invalid for daemonset"))
     errs.extend(validate_pod_template_spec(tpl, path.child("template")))
@@ -516,7 +567,8 @@ def validate_daemon_set_spec(spec: dict, path: Path, template_generation: int = 
     if tspec.get("activeDeadlineSeconds") is not None:
         errs.append(forbidden(path.child("template", "spec", "activeDeadlineSeconds"),
                               "activeDeadlineSeconds in DaemonSet is not Supported"))
-    errs.extend(validate_nonnegative(spec.get("minReadySeconds") or 0, path.child("minReadySeconds")))
+    errs.extend(validate_nonnegative(spec.get("minReadySeconds") or 0,
+                                     path.child("minReadySeconds")))
     errs.extend(validate_nonnegative(template_generation, path.child("templateGeneration")))
     us = spec.get("updateStrategy") or {}
     up = path.child("updateStrategy")
@@ -534,27 +586,33 @@ def validate_daemon_set_spec(spec: dict, path: Path, template_generation: int = 
             errs.extend(_not_more_than_100_percent(ms, rp2.child("maxSurge")))
             hu, hs = _int_or_percent_value(mu) != 0, _int_or_percent_value(ms) != 0
             if hu and hs:
-                errs.append(invalid(rp2.child("maxSurge"), ms, "may not be set when maxUnavailable is non-zero"))
+                errs.append(invalid(rp2.child("maxSurge"), ms,
+                                    "may not be set when maxUnavailable is non-zero"))
             elif not hu and not hs:
                 errs.append(required(rp2.child("maxUnavailable"), "cannot be 0 when maxSurge is 0"))
     elif ut != "OnDelete":
-        errs.append(GoValueError("NotSupported", up, "apps.DaemonSetUpdateStrategy{Type:" + _go_quote(ut) + "}",
+        errs.append(GoValueError("NotSupported", up, "apps.DaemonSetUpdateStrategy{Type:"
+                                 + _go_quote(ut) + "}",
                                  'supported values: "RollingUpdate", "OnDelete"'))
     if spec.get("revisionHistoryLimit") is not None:
-        errs.extend(validate_nonnegative(spec["revisionHistoryLimit"], path.child("revisionHistoryLimit")))
+        errs.extend(validate_nonnegative(spec["revisionHistoryLimit"],
+                                         path.child("revisionHistoryLimit")))
     return errs
 
 
 def validate_daemon_set(obj: dict) -> list[FieldError]:
     """Upstream C{ValidateDaemonSet}."""
-    errs = validate_object_meta(obj.get("metadata") or {}, True, name_is_dns_subdomain, Path("metadata"))
-    errs.extend(validate_daemon_set_spec(obj.get("spec") or {}, Path("spec"), _template_generation(obj)))
+    errs = validate_object_meta(obj.get("metadata") or {}, True, name_is_dns_subdomain,
+                                Path("metadata"))
+    errs.extend(validate_daemon_set_spec(obj.get("spec") or {}, Path("spec"),
+                                         _template_generation(obj)))
     return errs
 
 
 def validate_daemon_set_update(new: dict, old: dict) -> list[FieldError]:
     """Upstream C{ValidateDaemonSetUpdate} plus the apps/v1 immutable C{spec.selector}."""
-    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata"))
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
+                                       Path("metadata"))
     ntg, otg = _template_generation(new), _template_generation(old)
     tp = Path("spec", "templateGeneration")
     if ntg < otg:
@@ -571,9 +629,11 @@ def validate_daemon_set_update(new: dict, old: dict) -> list[FieldError]:
 
 def validate_daemon_set_status_update(new: dict, old: dict) -> list[FieldError]:
     """Upstream C{ValidateDaemonSetStatusUpdate}."""
-    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata"))
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
+                                       Path("metadata"))
     errs.extend(_status_counts(new.get("status") or {}, Path("status"),
-                               ["currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled",
+                               ["currentNumberScheduled", "numberMisscheduled",
+                                "desiredNumberScheduled",
                                 "numberReady", "observedGeneration", "updatedNumberScheduled",
                                 "numberAvailable", "numberUnavailable", "collisionCount"], []))
     errs.extend(_collision_decremented(new, old))
@@ -586,7 +646,8 @@ def validate_daemon_set_status_update(new: dict, old: dict) -> list[FieldError]:
 
 def validate_controller_revision(obj: dict) -> list[FieldError]:
     """Upstream C{ValidateControllerRevision}: C{data} is mandatory, C{revision} >= 0."""
-    errs = validate_object_meta(obj.get("metadata") or {}, True, name_is_dns_subdomain, Path("metadata"))
+    errs = validate_object_meta(obj.get("metadata") or {}, True, name_is_dns_subdomain,
+                                Path("metadata"))
     if obj.get("data") is None:
         errs.append(required(Path("data"), "data is mandatory"))
     errs.extend(validate_nonnegative(obj.get("revision") or 0, Path("revision")))
@@ -595,7 +656,8 @@ def validate_controller_revision(obj: dict) -> list[FieldError]:
 
 def validate_controller_revision_update(new: dict, old: dict) -> list[FieldError]:
     """Upstream C{ValidateControllerRevisionUpdate}: C{data} is immutable."""
-    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata"))
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
+                                       Path("metadata"))
     errs.extend(validate_controller_revision(new))
     if new.get("data") != old.get("data"):
         errs.append(invalid(Path("data"), new.get("data"), "field is immutable"))

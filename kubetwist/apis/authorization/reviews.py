@@ -316,4 +316,4 @@ def review_rests(authorizer: Any) -> list[ReviewREST]:
         return _answer(obj, "SubjectAccessReviewSpec", status)
 
     funcs = [local, self_access, self_rules, subject]
-    return [ReviewREST(spec, fn) for spec, fn in zip(RESOURCES, funcs)]
+    return [ReviewREST(spec, fn) for spec, fn in zip(RESOURCES, funcs, strict=False)]

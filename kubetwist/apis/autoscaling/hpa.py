@@ -32,8 +32,8 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kubetwist.runtime.quantity import QuantityError, canonical_quantity, parse_quantity
 from kubetwist.apis.core.podspec_validation import GoValueError
+from kubetwist.runtime.quantity import QuantityError, canonical_quantity, parse_quantity
 
 __all__ = [
     "default_hpa",

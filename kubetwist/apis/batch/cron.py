@@ -118,7 +118,7 @@ def _parse(spec: str) -> None:
     fields = spec.split()
     if len(fields) != 5:
         raise _CronError(f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]")
-    for text, bounds in zip(fields, _BOUNDS):
+    for text, bounds in zip(fields, _BOUNDS, strict=False):
         for expr in text.split(","):
             _check_range(expr, bounds)
 

@@ -281,7 +281,8 @@ def _validate_pod_failure_policy(spec: dict, path: Path) -> list[FieldError]:
     return errs
 
 
-def validate_job_spec_common(spec: dict, path: Path, template_labels_check: bool = True) -> list[FieldError]:
+def validate_job_spec_common(spec: dict, path: Path,
+                             template_labels_check: bool = True) -> list[FieldError]:
     """
     Upstream C{validateJobSpec}: counters non-negative, completion mode and its limits, the pod
     failure policy, the pod replacement policy, the pod template and its C{restartPolicy}.
@@ -418,7 +419,8 @@ def validate_job_update(new: dict, old: dict) -> list[FieldError]:
     for key in ("completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy"):
         if spec.get(key) != ospec.get(key):
             errs.append(invalid(path.child(key), spec.get(key), "field is immutable"))
-    ntpl, otpl = copy.deepcopy(spec.get("template") or {}), copy.deepcopy(ospec.get("template") or {})
+    ntpl, otpl = copy.deepcopy(spec.get("template")
+                               or {}), copy.deepcopy(ospec.get("template") or {})
     suspended = bool(ospec.get("suspend"))
     not_started = not (old.get("status") or {}).get("startTime")
     if suspended and not_started:

@@ -446,7 +446,7 @@ def _validate_update(new: dict, old: dict, opts: dict[str, bool], approval: bool
 def _diff(old: list[dict], new: list[dict]) -> str:
     """A short line-per-field account of a condition change (upstream prints a C{cmp.Diff})."""
     lines = []
-    for o, n in zip(old, new):
+    for o, n in zip(old, new, strict=False):
         for key in sorted(set(o) | set(n)):
             if o.get(key) != n.get(key):
                 lines.append(f"-\t{key}: {o.get(key)!r}\n+\t{key}: {n.get(key)!r}")
@@ -541,7 +541,7 @@ def prepare_csr_status_for_update(new: dict, old: dict) -> None:
         old_c = _find(old, ctype)
         new_idx = [i for i, c in enumerate(conditions) if (c or {}).get("type") == ctype]
         if len(old_c) == len(new_idx):
-            for i, o in zip(new_idx, old_c):
+            for i, o in zip(new_idx, old_c, strict=False):
                 conditions[i] = copy.deepcopy(o)
     _populate_condition_timestamps(new, old)
 

@@ -17,7 +17,6 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kubetwist.runtime.quantity import Quantity, QuantityError, parse_quantity
 from kubetwist.apis.core.podspec_defaults import default_resource_list
 from kubetwist.apis.core.podspec_validation import (
     _STANDARD_RESOURCES,
@@ -27,6 +26,7 @@ from kubetwist.apis.core.podspec_validation import (
 )
 from kubetwist.apis.core.printers import LIMITRANGE_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.quantity import Quantity, QuantityError, parse_quantity
 
 __all__ = [
     "LIMITRANGE_STRATEGY",

@@ -203,7 +203,7 @@ def validate_node_update_only(new: dict, old: dict) -> list[FieldError]:
             errs.append(forbidden(Path("spec", "podCIDRs"), _CIDR_MSG))
         else:
             errs.extend(forbidden(Path("spec", "podCIDRs"), _CIDR_MSG)
-                        for o, n in zip(ocidrs, ncidrs) if o != n)
+                        for o, n in zip(ocidrs, ncidrs, strict=False) if o != n)
     if ospec.get("providerID") and ospec.get("providerID") != nspec.get("providerID"):
         errs.append(forbidden(Path("spec", "providerID"),
                               'node updates may not change providerID except from "" to valid'))

@@ -34,7 +34,6 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kubetwist.runtime.quantity import QuantityError, parse_quantity
 from kubetwist.apis.core.pod_warnings import pvc_warnings
 from kubetwist.apis.core.podspec_defaults import (
     _default_pvc_spec,
@@ -43,6 +42,7 @@ from kubetwist.apis.core.podspec_defaults import (
 )
 from kubetwist.apis.core.printers import PERSISTENTVOLUME_TABLE, PERSISTENTVOLUMECLAIM_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [
     "PERSISTENTVOLUMECLAIM_STATUS_STRATEGY",
@@ -261,7 +261,8 @@ def _validate_data_source(ref: dict, path: Path, namespaced: bool) -> list[Field
     group = ref.get("apiGroup") or ""
     if not group and ref.get("kind") != "PersistentVolumeClaim":
         errs.append(invalid(path, ref.get("kind") or "",
-                            "must be 'PersistentVolumeClaim' when referencing the default apiGroup"))
+                            "must be 'PersistentVolumeClaim' when referencing the default "
+                            "apiGroup"))
     if group:
         from kubetwist.apimachinery.validation import is_dns1123_subdomain
 
@@ -360,8 +361,10 @@ def validate_persistent_volume_claim_update(new: dict, old: dict) -> list[FieldE
     if nspec != ospec:
         errs.append(forbidden(Path("spec"), "spec is immutable after creation except "
                               "resources.requests and volumeAttributesClassName for bound claims"))
-    new_size = _quantity(((new.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage"))
-    old_size = _quantity(((old.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage"))
+    new_size = _quantity(((new.get("spec") or {}).get("resources") or {}).get("requests", {}).get(
+        "storage"))
+    old_size = _quantity(((old.get("spec") or {}).get("resources") or {}).get("requests", {}).get(
+        "storage"))
     if new_size is not None and old_size is not None and new_size.value < old_size.value:
         errs.append(forbidden(Path("spec", "resources", "requests", "storage"),
                               "field can not be less than previous value"))
@@ -426,7 +429,8 @@ def prepare_pv_status_for_update(new: dict, old: dict) -> None:
     new["spec"] = copy.deepcopy(old.get("spec") or {})
     nstatus, ostatus = _dict(new, "status"), old.get("status") or {}
     if nstatus.get("phase") != ostatus.get("phase") and \
-            nstatus.get("lastPhaseTransitionTime") in (None, ostatus.get("lastPhaseTransitionTime")):
+            nstatus.get("lastPhaseTransitionTime") in (None,
+                                                       ostatus.get("lastPhaseTransitionTime")):
         import datetime
 
         stamp = datetime.datetime.fromtimestamp(int(now()), datetime.timezone.utc)

@@ -141,7 +141,8 @@ def _default_field_ref(holder: Any) -> None:
             holder["fieldRef"]["apiVersion"] = "v1"
     if isinstance(holder, dict) and isinstance(holder.get("resourceFieldRef"), dict):
         rf = holder["resourceFieldRef"]
-        rf["divisor"] = canonical_quantity(rf["divisor"]) if rf.get("divisor") not in (None, "") else "0"
+        rf["divisor"] = (canonical_quantity(rf["divisor"])
+                         if rf.get("divisor") not in (None, "") else "0")
 
 
 def default_container(c: dict) -> None:

@@ -46,8 +46,8 @@ from kubetwist.apimachinery.validation import (
     validate_labels,
     validate_nonnegative,
 )
-from kubetwist.runtime.quantity import QuantityError, parse_quantity
 from kubetwist.runtime import gofmt
+from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [
     "validate_pod_spec",
@@ -109,7 +109,6 @@ from kubetwist.apis.core.podspec_volume_validation import (  # noqa: E402
     _validate_resource_field_selector,
     validate_volumes,
 )
-
 
 # --------------------------------------------------------------------------------------------
 # containers
@@ -181,7 +180,8 @@ def _validate_env(env: list | None, path: Path) -> list[FieldError]:
                 if not s.get("key"):
                     errs.append(required(kp.child("key")))
                 else:
-                    errs.extend(invalid(kp.child("key"), s["key"], m) for m in is_config_map_key(s["key"]))
+                    errs.extend(invalid(kp.child("key"), s["key"], m)
+                                for m in is_config_map_key(s["key"]))
         if n == 0:
             errs.append(invalid(vp, "", "must specify one of: `fieldRef`, `resourceFieldRef`, "
                                         "`configMapKeyRef` or `secretKeyRef`"))
@@ -238,14 +238,16 @@ def _validate_volume_mounts(mounts: list | None, devices: dict, volumes: dict, c
         if name in devices:
             errs.append(invalid(ip.child("name"), name, "must not already exist in volumeDevices"))
         if mp in devices.values():
-            errs.append(invalid(ip.child("mountPath"), mp, "must not already exist as a path in volumeDevices"))
+            errs.append(invalid(ip.child("mountPath"), mp,
+                                "must not already exist as a path in volumeDevices"))
         if mnt.get("subPath"):
             errs.extend(_validate_local_descending_path(mnt["subPath"], path.child("subPath")))
         if mnt.get("subPathExpr"):
             if mnt.get("subPath"):
                 errs.append(invalid(ip.child("subPathExpr"), mnt["subPathExpr"],
                                     "subPathExpr and subPath are mutually exclusive"))
-            errs.extend(_validate_local_descending_path(mnt["subPathExpr"], path.child("subPathExpr")))
+            errs.extend(_validate_local_descending_path(mnt["subPathExpr"],
+                                                        path.child("subPathExpr")))
         prop = mnt.get("mountPropagation")
         if prop is not None:
             supported = ["Bidirectional", "HostToContainer", "None"]
@@ -254,7 +256,8 @@ def _validate_volume_mounts(mounts: list | None, devices: dict, volumes: dict, c
                 errs.append(not_supported(pp, prop, supported))
             privileged = bool((container.get("securityContext") or {}).get("privileged"))
             if prop == "Bidirectional" and not privileged:
-                errs.append(forbidden(pp, "Bidirectional mount propagation is available only to privileged containers"))
+                errs.append(forbidden(pp, "Bidirectional mount propagation is available only to "
+                                          "privileged containers"))
         rro = mnt.get("recursiveReadOnly")
         if rro is not None:
             rp = ip.child("recursiveReadOnly")
@@ -264,11 +267,13 @@ def _validate_volume_mounts(mounts: list | None, devices: dict, volumes: dict, c
                 if not mnt.get("readOnly"):
                     errs.append(forbidden(rp, "may only be specified when readOnly is true"))
                 if prop not in (None, "None"):
-                    errs.append(forbidden(rp, "may only be specified when mountPropagation is None or not specified"))
+                    errs.append(forbidden(rp, "may only be specified when mountPropagation is None "
+                                              "or not specified"))
     return errs
 
 
-def _validate_volume_devices(devices: list | None, mounts: dict, volumes: dict, path: Path) -> list[FieldError]:
+def _validate_volume_devices(devices: list | None, mounts: dict, volumes: dict,
+                             path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     paths: set[str] = set()
     names: set[str] = set()
@@ -281,9 +286,11 @@ def _validate_volume_devices(devices: list | None, mounts: dict, volumes: dict, 
             errs.append(required(ip.child("name")))
         if name in names:
             errs.append(invalid(ip.child("name"), name, "must be unique"))
-        if vol is not None and vol.get("persistentVolumeClaim") is None and vol.get("ephemeral") is None:
+        if (vol is not None and vol.get("persistentVolumeClaim") is None
+                and vol.get("ephemeral") is None):
             errs.append(invalid(ip.child("name"), name, "can only use volume source type of "
-                                                        "PersistentVolumeClaim or Ephemeral for block mode"))
+                                                        "PersistentVolumeClaim or Ephemeral for "
+                                                        "block mode"))
         if vol is None:
             errs.append(not_found(ip.child("name"), name))
         if not dpath:
@@ -297,7 +304,8 @@ def _validate_volume_devices(devices: list | None, mounts: dict, volumes: dict, 
         if name in mounts:
             errs.append(invalid(ip.child("name"), name, "must not already exist in volumeMounts"))
         if dpath in mounts.values():
-            errs.append(invalid(ip.child("devicePath"), dpath, "must not already exist as a path in volumeMounts"))
+            errs.append(invalid(ip.child("devicePath"), dpath,
+                                "must not already exist as a path in volumeMounts"))
         if name:
             names.add(name)
     return errs
@@ -311,10 +319,12 @@ def _validate_port_num_or_name(port: Any, path: Path) -> list[FieldError]:
     return [invalid(path, port, m) for m in is_valid_port_num(0)]
 
 
-def _validate_handler(h: dict, path: Path, grace: Any, allow_grpc: bool, allow_sleep: bool) -> list[FieldError]:
+def _validate_handler(h: dict, path: Path, grace: Any, allow_grpc: bool,
+                      allow_sleep: bool) -> list[FieldError]:
     errs: list[FieldError] = []
     n = 0
-    kinds = ["exec", "httpGet", "tcpSocket"] + (["grpc"] if allow_grpc else []) + (["sleep"] if allow_sleep else [])
+    kinds = ["exec", "httpGet", "tcpSocket"] + (["grpc"] if allow_grpc
+                                                else []) + (["sleep"] if allow_sleep else [])
     for kind in kinds:
         a = h.get(kind)
         if a is None:
@@ -332,7 +342,8 @@ def _validate_handler(h: dict, path: Path, grace: Any, allow_grpc: bool, allow_s
                 errs.append(required(kp.child("path")))
             errs.extend(_validate_port_num_or_name(a.get("port", 0), kp.child("port")))
             if a.get("scheme") not in ("HTTP", "HTTPS"):
-                errs.append(not_supported(kp.child("scheme"), a.get("scheme") or "", ["HTTP", "HTTPS"]))
+                errs.append(not_supported(kp.child("scheme"), a.get("scheme") or "",
+                                          ["HTTP", "HTTPS"]))
             for hdr in a.get("httpHeaders") or []:
                 errs.extend(invalid(kp.child("httpHeaders"), hdr.get("name") or "", m)
                             for m in is_http_header_name(hdr.get("name") or ""))
@@ -345,7 +356,8 @@ def _validate_handler(h: dict, path: Path, grace: Any, allow_grpc: bool, allow_s
             g = grace if isinstance(grace, int) else 30
             if secs <= 0 or secs > g:
                 errs.append(invalid(kp.child("seconds"), secs,
-                                    f"must be greater than 0 and less than terminationGracePeriodSeconds ({g})"))
+                                    "must be greater than 0 and less than "
+                                    f"terminationGracePeriodSeconds ({g})"))
     if n == 0:
         errs.append(required(path, "must specify a handler type"))
     return errs
@@ -360,7 +372,8 @@ def _validate_probe(probe: Any, grace: Any, path: Path) -> list[FieldError]:
         errs.extend(validate_nonnegative(probe.get(key) or 0, path.child(key)))
     tgps = probe.get("terminationGracePeriodSeconds")
     if tgps is not None and tgps <= 0:
-        errs.append(invalid(path.child("terminationGracePeriodSeconds"), tgps, "must be greater than 0"))
+        errs.append(invalid(path.child("terminationGracePeriodSeconds"), tgps,
+                            "must be greater than 0"))
     return errs
 
 
@@ -369,16 +382,19 @@ def _validate_probes(c: dict, grace: Any, path: Path) -> list[FieldError]:
     lp = c.get("livenessProbe")
     errs.extend(_validate_probe(lp, grace, path.child("livenessProbe")))
     if isinstance(lp, dict) and lp.get("successThreshold") != 1:
-        errs.append(invalid(path.child("livenessProbe", "successThreshold"), lp.get("successThreshold") or 0, "must be 1"))
+        errs.append(invalid(path.child("livenessProbe", "successThreshold"),
+                            lp.get("successThreshold") or 0, "must be 1"))
     rp = c.get("readinessProbe")
     errs.extend(_validate_probe(rp, grace, path.child("readinessProbe")))
     if isinstance(rp, dict) and rp.get("terminationGracePeriodSeconds") is not None:
         errs.append(invalid(path.child("readinessProbe", "terminationGracePeriodSeconds"),
-                            rp["terminationGracePeriodSeconds"], "must not be set for readinessProbes"))
+                            rp["terminationGracePeriodSeconds"],
+                            "must not be set for readinessProbes"))
     sp = c.get("startupProbe")
     errs.extend(_validate_probe(sp, grace, path.child("startupProbe")))
     if isinstance(sp, dict) and sp.get("successThreshold") != 1:
-        errs.append(invalid(path.child("startupProbe", "successThreshold"), sp.get("successThreshold") or 0, "must be 1"))
+        errs.append(invalid(path.child("startupProbe", "successThreshold"),
+                            sp.get("successThreshold") or 0, "must be 1"))
     return errs
 
 
@@ -475,7 +491,8 @@ def validate_resource_requirements(res: dict | None, path: Path) -> list[FieldEr
                 if q.cmp(lq) != 0 and not _overcommit_allowed(name):
                     errs.append(invalid(req_path, str(q), f"must be equal to {name} limit of {lq}"))
                 elif q.cmp(lq) > 0:
-                    errs.append(invalid(req_path, str(q), f"must be less than or equal to {name} limit of {lq}"))
+                    errs.append(invalid(req_path, str(q),
+                                        f"must be less than or equal to {name} limit of {lq}"))
         elif not _overcommit_allowed(name):
             errs.append(required(lim_path, "Limit must be set for non overcommitable resources"))
         if _is_hugepages(name):
@@ -499,11 +516,14 @@ def _validate_seccomp_profile(sp: Any, path: Path) -> list[FieldError]:
         errs.append(not_supported(path.child("type"), t, types))
     if t == "Localhost":
         if sp.get("localhostProfile") is None:
-            errs.append(required(path.child("localhostProfile"), "must be set when seccomp type is Localhost"))
+            errs.append(required(path.child("localhostProfile"),
+                                 "must be set when seccomp type is Localhost"))
         else:
-            errs.extend(_validate_local_descending_path(sp["localhostProfile"], path.child("localhostProfile")))
+            errs.extend(_validate_local_descending_path(sp["localhostProfile"],
+                                                        path.child("localhostProfile")))
     elif sp.get("localhostProfile") is not None:
-        errs.append(invalid(path.child("localhostProfile"), sp, "can only be set when seccomp type is Localhost"))
+        errs.append(invalid(path.child("localhostProfile"), sp,
+                            "can only be set when seccomp type is Localhost"))
     return errs
 
 
@@ -520,9 +540,11 @@ def _validate_apparmor_profile(ap: Any, path: Path) -> list[FieldError]:
     if t == "Localhost":
         lp = ap.get("localhostProfile")
         if lp is None:
-            errs.append(required(path.child("localhostProfile"), "must be set when AppArmor type is Localhost"))
+            errs.append(required(path.child("localhostProfile"),
+                                 "must be set when AppArmor type is Localhost"))
         elif not lp.strip():
-            errs.append(invalid(path.child("localhostProfile"), lp, "must be a non-whitespace string"))
+            errs.append(invalid(path.child("localhostProfile"), lp,
+                                "must be a non-whitespace string"))
     elif ap.get("localhostProfile") is not None:
         errs.append(invalid(path.child("localhostProfile"), ap.get("localhostProfile"),
                             "can only be set when AppArmor type is Localhost"))
@@ -534,17 +556,21 @@ def _validate_security_context(sc: Any, path: Path) -> list[FieldError]:
         return []
     errs: list[FieldError] = []
     if sc.get("runAsUser") is not None:
-        errs.extend(invalid(path.child("runAsUser"), sc["runAsUser"], m) for m in is_valid_user_id(sc["runAsUser"]))
+        errs.extend(invalid(path.child("runAsUser"), sc["runAsUser"], m)
+                    for m in is_valid_user_id(sc["runAsUser"]))
     if sc.get("runAsGroup") is not None:
-        errs.extend(invalid(path.child("runAsGroup"), sc["runAsGroup"], m) for m in is_valid_group_id(sc["runAsGroup"]))
+        errs.extend(invalid(path.child("runAsGroup"), sc["runAsGroup"], m)
+                    for m in is_valid_group_id(sc["runAsGroup"]))
     pm = sc.get("procMount")
     if pm is not None and pm not in ("Default", "Unmasked"):
         errs.append(not_supported(path.child("procMount"), pm, ["Default", "Unmasked"]))
     errs.extend(_validate_seccomp_profile(sc.get("seccompProfile"), path.child("seccompProfile")))
-    errs.extend(_validate_apparmor_profile(sc.get("appArmorProfile"), path.child("appArmorProfile")))
+    errs.extend(_validate_apparmor_profile(sc.get("appArmorProfile"),
+                                           path.child("appArmorProfile")))
     if sc.get("allowPrivilegeEscalation") is False:
         if sc.get("privileged"):
-            errs.append(invalid(path, sc, "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"))
+            errs.append(invalid(path, sc, "cannot set `allowPrivilegeEscalation` to false and "
+                                          "`privileged` to true"))
         for cap in ((sc.get("capabilities") or {}).get("add") or []):
             if cap == "CAP_SYS_ADMIN":
                 errs.append(invalid(path, sc, "cannot set `allowPrivilegeEscalation` to false and "
@@ -573,15 +599,21 @@ def _validate_container_common(c: dict, volumes: dict, path: Path) -> list[Field
     if not tmp:
         errs.append(required(path.child("terminationMessagePolicy")))
     elif tmp not in ("File", "FallbackToLogsOnError"):
-        errs.append(not_supported(path.child("terminationMessagePolicy"), tmp, ["File", "FallbackToLogsOnError"]))
-    mounts = {m.get("name") or "": m.get("mountPath") or "" for m in c.get("volumeMounts") or [] if isinstance(m, dict)}
-    devices = {d.get("name") or "": d.get("devicePath") or "" for d in c.get("volumeDevices") or [] if isinstance(d, dict)}
+        errs.append(not_supported(path.child("terminationMessagePolicy"), tmp,
+                                  ["File", "FallbackToLogsOnError"]))
+    mounts = {m.get("name") or "": m.get("mountPath") or "" for m in c.get("volumeMounts") or []
+              if isinstance(m, dict)}
+    devices = {d.get("name") or "": d.get("devicePath") or "" for d in c.get("volumeDevices") or []
+               if isinstance(d, dict)}
     errs.extend(_validate_container_ports(c.get("ports"), path.child("ports")))
     errs.extend(_validate_env(c.get("env"), path.child("env")))
     errs.extend(_validate_env_from(c.get("envFrom"), path.child("envFrom")))
-    errs.extend(_validate_volume_mounts(c.get("volumeMounts"), devices, volumes, c, path.child("volumeMounts")))
-    errs.extend(_validate_volume_devices(c.get("volumeDevices"), mounts, volumes, path.child("volumeDevices")))
-    errs.extend(_validate_pull_policy(c.get("imagePullPolicy") or "", path.child("imagePullPolicy")))
+    errs.extend(_validate_volume_mounts(c.get("volumeMounts"), devices, volumes, c,
+                                        path.child("volumeMounts")))
+    errs.extend(_validate_volume_devices(c.get("volumeDevices"), mounts, volumes,
+                                         path.child("volumeDevices")))
+    errs.extend(_validate_pull_policy(c.get("imagePullPolicy") or "",
+                                      path.child("imagePullPolicy")))
     errs.extend(validate_resource_requirements(c.get("resources"), path.child("resources")))
     rpp = path.child("resizePolicy")
     seen_resize: set[str] = set()
@@ -613,12 +645,14 @@ def _host_port_conflicts(containers: list, path: Path) -> list[FieldError]:
                 continue
             key = f"{p.get('protocol') or ''}/{p.get('hostIP') or ''}/{hp}"
             if key in seen:
-                errs.append(duplicate(path.index(ci).child("ports").index(pi).child("hostPort"), key))
+                errs.append(duplicate(path.index(ci).child("ports").index(pi).child("hostPort"),
+                                      key))
             seen.add(key)
     return errs
 
 
-def _validate_containers(containers: list | None, volumes: dict, grace: Any, path: Path) -> list[FieldError]:
+def _validate_containers(containers: list | None, volumes: dict, grace: Any,
+                         path: Path) -> list[FieldError]:
     if not containers:
         return [required(path)]
     errs: list[FieldError] = []
@@ -636,7 +670,8 @@ def _validate_containers(containers: list | None, volumes: dict, grace: Any, pat
             errs.extend(_validate_lifecycle(c["lifecycle"], grace, ip.child("lifecycle")))
         errs.extend(_validate_probes(c, grace, ip))
         if c.get("restartPolicy") is not None:
-            errs.append(forbidden(ip.child("restartPolicy"), "may not be set for non-init containers"))
+            errs.append(forbidden(ip.child("restartPolicy"),
+                                  "may not be set for non-init containers"))
     errs.extend(_host_port_conflicts(containers, path))
     return errs
 
@@ -684,21 +719,25 @@ def validate_tolerations(tolerations: list | None, path: Path) -> list[FieldErro
     for i, t in enumerate(tolerations or []):
         t = t or {}
         ip = path.index(i)
-        key, op, value, effect = t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or ""
+        key, op, value, effect = (t.get("key") or "", t.get("operator") or "",
+                                  t.get("value") or "", t.get("effect") or "")
         if key:
             errs.extend(validate_label_name(key, ip.child("key")))
         if not key and op != "Exists":
             errs.append(invalid(ip.child("operator"), op,
-                                'operator must be Exists when `key` is empty, which means "match all values and all keys"'))
+                                'operator must be Exists when `key` is empty, which means "match '
+                                'all values and all keys"'))
         if t.get("tolerationSeconds") is not None and effect != "NoExecute":
-            errs.append(invalid(ip.child("effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+            errs.append(invalid(ip.child("effect"), effect,
+                                "effect must be 'NoExecute' when `tolerationSeconds` is set"))
         if op in ("Equal", ""):
             msgs = is_valid_label_value(value)
             if msgs:
                 errs.append(invalid(ip.child("operator"), value, ";".join(msgs)))
         elif op == "Exists":
             if value:
-                errs.append(invalid(ip.child("operator"), t, "value must be empty when `operator` is 'Exists'"))
+                errs.append(invalid(ip.child("operator"), t,
+                                    "value must be empty when `operator` is 'Exists'"))
         else:
             errs.append(not_supported(ip.child("operator"), op, ["Equal", "Exists"]))
         if effect and effect not in effects:
@@ -711,13 +750,17 @@ def _validate_node_selector_requirement(rq: dict, path: Path) -> list[FieldError
     op, values = rq.get("operator") or "", rq.get("values") or []
     if op in ("In", "NotIn"):
         if not values:
-            errs.append(required(path.child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+            errs.append(required(path.child("values"),
+                                 "must be specified when `operator` is 'In' or 'NotIn'"))
     elif op in ("Exists", "DoesNotExist"):
         if values:
-            errs.append(forbidden(path.child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+            errs.append(forbidden(path.child("values"),
+                                  "may not be specified when `operator` is 'Exists' or "
+                                  "'DoesNotExist'"))
     elif op in ("Gt", "Lt"):
         if len(values) != 1:
-            errs.append(required(path.child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+            errs.append(required(path.child("values"),
+                                 "must be specified single value when `operator` is 'Lt' or 'Gt'"))
     else:
         errs.append(invalid(path.child("operator"), op, "not a valid selector operator"))
     errs.extend(validate_label_name(rq.get("key") or "", path.child("key")))
@@ -727,26 +770,33 @@ def _validate_node_selector_requirement(rq: dict, path: Path) -> list[FieldError
 def _validate_node_selector_term(term: dict, path: Path) -> list[FieldError]:
     errs: list[FieldError] = []
     for j, rq in enumerate(term.get("matchExpressions") or []):
-        errs.extend(_validate_node_selector_requirement(rq or {}, path.child("matchExpressions").index(j)))
+        errs.extend(_validate_node_selector_requirement(rq or {},
+                                                        path.child("matchExpressions").index(j)))
     for j, rq in enumerate(term.get("matchFields") or []):
         rq = rq or {}
         fp = path.child("matchFields").index(j)
         if rq.get("operator") in ("In", "NotIn"):
             if len(rq.get("values") or []) != 1:
-                errs.append(required(fp.child("values"), "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
+                errs.append(required(fp.child("values"),
+                                     "must be only one value when `operator` is 'In' or 'NotIn' "
+                                     "for node field selector"))
         else:
-            errs.append(invalid(fp.child("operator"), rq.get("operator") or "", "not a valid selector operator"))
+            errs.append(invalid(fp.child("operator"), rq.get("operator") or "",
+                                "not a valid selector operator"))
         if rq.get("key") != "metadata.name":
-            errs.append(invalid(fp.child("key"), rq.get("key") or "", "not a valid field selector key"))
+            errs.append(invalid(fp.child("key"), rq.get("key") or "",
+                                "not a valid field selector key"))
         else:
             for k, v in enumerate(rq.get("values") or []):
-                errs.extend(invalid(fp.child("values").index(k), v, m) for m in name_is_dns_subdomain(v, False))
+                errs.extend(invalid(fp.child("values").index(k), v, m)
+                            for m in name_is_dns_subdomain(v, False))
     return errs
 
 
 def _validate_pod_affinity_term(term: dict, path: Path) -> list[FieldError]:
     errs = validate_label_selector(term.get("labelSelector"), path.child("labelSelector"))
-    errs.extend(validate_label_selector(term.get("namespaceSelector"), path.child("namespaceSelector")))
+    errs.extend(validate_label_selector(term.get("namespaceSelector"),
+                                        path.child("namespaceSelector")))
     for ns in term.get("namespaces") or []:
         errs.extend(invalid(path.child("namespace"), ns, m) for m in name_is_dns_label(ns, False))
     if not term.get("topologyKey"):
@@ -764,7 +814,8 @@ def _validate_affinity(aff: Any, path: Path) -> list[FieldError]:
         np_ = path.child("nodeAffinity")
         req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
         if isinstance(req, dict):
-            rp = np_.child("requiredDuringSchedulingIgnoredDuringExecution").child("nodeSelectorTerms")
+            rp = np_.child("requiredDuringSchedulingIgnoredDuringExecution").child(
+                "nodeSelectorTerms")
             terms = req.get("nodeSelectorTerms") or []
             if not terms:
                 errs.append(required(rp, "must have at least one node selector term"))
@@ -775,20 +826,24 @@ def _validate_affinity(aff: Any, path: Path) -> list[FieldError]:
             w = t.get("weight") or 0
             if w <= 0 or w > 100:
                 errs.append(invalid(pp.child("weight"), w, "must be in the range 1-100"))
-            errs.extend(_validate_node_selector_term(t.get("preference") or {}, pp.child("preference")))
+            errs.extend(_validate_node_selector_term(t.get("preference") or {},
+                                                     pp.child("preference")))
     for key in ("podAffinity", "podAntiAffinity"):
         pa = aff.get(key)
         if not isinstance(pa, dict):
             continue
         kp = path.child(key)
         for i, term in enumerate(pa.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
-            errs.extend(_validate_pod_affinity_term(term or {}, kp.child("requiredDuringSchedulingIgnoredDuringExecution").index(i)))
+            errs.extend(_validate_pod_affinity_term(
+                term or {},
+                kp.child("requiredDuringSchedulingIgnoredDuringExecution").index(i)))
         for i, wt in enumerate(pa.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
             wp = kp.child("preferredDuringSchedulingIgnoredDuringExecution").index(i)
             w = (wt or {}).get("weight") or 0
             if w <= 0 or w > 100:
                 errs.append(invalid(wp.child("weight"), w, "must be in the range 1-100"))
-            errs.extend(_validate_pod_affinity_term((wt or {}).get("podAffinityTerm") or {}, wp.child("podAffinityTerm")))
+            errs.extend(_validate_pod_affinity_term((wt or {}).get("podAffinityTerm") or {},
+                                                    wp.child("podAffinityTerm")))
     return errs
 
 
@@ -808,7 +863,8 @@ def _validate_topology_spread(constraints: list | None, path: Path) -> list[Fiel
             errs.extend(validate_label_name(key, ip.child("topologyKey")))
         wu = c.get("whenUnsatisfiable") or ""
         if wu not in ("DoNotSchedule", "ScheduleAnyway"):
-            errs.append(not_supported(ip.child("whenUnsatisfiable"), wu, ["DoNotSchedule", "ScheduleAnyway"]))
+            errs.append(not_supported(ip.child("whenUnsatisfiable"), wu,
+                                      ["DoNotSchedule", "ScheduleAnyway"]))
         if (key, wu) in seen:
             errs.append(duplicate(ip, f"{{{key}, {wu}}}"))
         seen.add((key, wu))
@@ -818,7 +874,8 @@ def _validate_topology_spread(constraints: list | None, path: Path) -> list[Fiel
                 errs.append(invalid(ip.child("minDomains"), md, "must be greater than 0"))
             elif wu != "DoNotSchedule":
                 errs.append(invalid(ip.child("minDomains"), md,
-                                    "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"))
+                                    "can only use minDomains if whenUnsatisfiable=DoNotSchedule, "
+                                    "not ScheduleAnyway"))
         errs.extend(validate_label_selector(c.get("labelSelector"), ip.child("labelSelector")))
     return errs
 
@@ -838,15 +895,20 @@ def _validate_pod_security_context(spec: dict, path: Path) -> list[FieldError]:
         return errs
     sp = path.child("securityContext")
     if sc.get("fsGroup") is not None:
-        errs.extend(invalid(sp.child("fsGroup"), sc["fsGroup"], m) for m in is_valid_group_id(sc["fsGroup"]))
+        errs.extend(invalid(sp.child("fsGroup"), sc["fsGroup"], m)
+                    for m in is_valid_group_id(sc["fsGroup"]))
     if sc.get("runAsUser") is not None:
-        errs.extend(invalid(sp.child("runAsUser"), sc["runAsUser"], m) for m in is_valid_user_id(sc["runAsUser"]))
+        errs.extend(invalid(sp.child("runAsUser"), sc["runAsUser"], m)
+                    for m in is_valid_user_id(sc["runAsUser"]))
     if sc.get("runAsGroup") is not None:
-        errs.extend(invalid(sp.child("runAsGroup"), sc["runAsGroup"], m) for m in is_valid_group_id(sc["runAsGroup"]))
+        errs.extend(invalid(sp.child("runAsGroup"), sc["runAsGroup"], m)
+                    for m in is_valid_group_id(sc["runAsGroup"]))
     for g, gid in enumerate(sc.get("supplementalGroups") or []):
-        errs.extend(invalid(sp.child("supplementalGroups").index(g), gid, m) for m in is_valid_group_id(gid))
+        errs.extend(invalid(sp.child("supplementalGroups").index(g), gid, m)
+                    for m in is_valid_group_id(gid))
     if spec.get("shareProcessNamespace") and spec.get("hostPID"):
-        errs.append(invalid(sp.child("shareProcessNamespace"), True, "ShareProcessNamespace and HostPID cannot both be enabled"))
+        errs.append(invalid(sp.child("shareProcessNamespace"), True,
+                            "ShareProcessNamespace and HostPID cannot both be enabled"))
     names: set[str] = set()
     for i, s in enumerate(sc.get("sysctls") or []):
         name = (s or {}).get("name") or ""
@@ -855,13 +917,15 @@ def _validate_pod_security_context(spec: dict, path: Path) -> list[FieldError]:
         if not name:
             errs.append(required(np_))
         elif len(name) > 253 or not re.fullmatch(pattern, name):
-            errs.append(invalid(np_, name, f"must have at most 253 characters and match regex ^{pattern}$"))
+            errs.append(invalid(np_, name, "must have at most 253 characters and match regex "
+                                           f"^{pattern}$"))
         elif name in names:
             errs.append(duplicate(np_, name))
         names.add(name)
     fcp = sc.get("fsGroupChangePolicy")
     if fcp is not None and fcp not in ("Always", "OnRootMismatch"):
-        errs.append(not_supported(sp.child("fsGroupChangePolicy"), fcp, ["Always", "OnRootMismatch"]))
+        errs.append(not_supported(sp.child("fsGroupChangePolicy"), fcp,
+                                  ["Always", "OnRootMismatch"]))
     errs.extend(_validate_seccomp_profile(sc.get("seccompProfile"), sp.child("seccompProfile")))
     errs.extend(_validate_apparmor_profile(sc.get("appArmorProfile"), sp.child("appArmorProfile")))
     return errs
@@ -874,7 +938,8 @@ def _validate_dns_config(spec: dict, path: Path) -> list[FieldError]:
         if cfg is None:
             return [required(path, "must provide `dnsConfig` when `dnsPolicy` is None")]
         if not cfg.get("nameservers"):
-            return [required(path.child("nameservers"), "must provide at least one DNS nameserver when `dnsPolicy` is None")]
+            return [required(path.child("nameservers"),
+                             "must provide at least one DNS nameserver when `dnsPolicy` is None")]
     if not isinstance(cfg, dict):
         return errs
     ns = cfg.get("nameservers") or []
@@ -885,14 +950,17 @@ def _validate_dns_config(spec: dict, path: Path) -> list[FieldError]:
             errs.append(invalid(path.child("nameservers").index(i), n, "must be valid IP address"))
     searches = cfg.get("searches") or []
     if len(searches) > 32:
-        errs.append(invalid(path.child("searches"), searches, "must not have more than 32 search paths"))
+        errs.append(invalid(path.child("searches"), searches,
+                            "must not have more than 32 search paths"))
     if len(" ".join(searches)) > 2048:
         errs.append(invalid(path.child("searches"), searches,
-                            "must not have more than 2048 characters (including spaces) in the search list"))
+                            "must not have more than 2048 characters (including spaces) in the "
+                            "search list"))
     for i, s in enumerate(searches):
         if s == ".":
             continue
-        errs.extend(_validate_dns1123_subdomain(s[:-1] if s.endswith(".") else s, path.child("searches").index(i)))
+        errs.extend(_validate_dns1123_subdomain(s[:-1] if s.endswith(".") else s,
+                                                path.child("searches").index(i)))
     for i, o in enumerate(cfg.get("options") or []):
         if not (o or {}).get("name"):
             errs.append(required(path.child("options").index(i), "must not be empty"))
@@ -918,7 +986,8 @@ def validate_pod_spec(spec: dict, path: Path, pod_meta: dict | None = None) -> l
     if not rp:
         errs.append(required(path.child("restartPolicy")))
     elif rp not in ("Always", "OnFailure", "Never"):
-        errs.append(not_supported(path.child("restartPolicy"), rp, ["Always", "OnFailure", "Never"]))
+        errs.append(not_supported(path.child("restartPolicy"), rp,
+                                  ["Always", "OnFailure", "Never"]))
     dp = spec.get("dnsPolicy") or ""
     dns_policies = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
     if not dp:
@@ -933,8 +1002,9 @@ def validate_pod_spec(spec: dict, path: Path, pod_meta: dict | None = None) -> l
     errs.extend(_validate_affinity(spec.get("affinity"), path.child("affinity")))
     errs.extend(_validate_dns_config(spec, path.child("dnsConfig")))
     for i, g in enumerate(spec.get("readinessGates") or []):
-        errs.extend(_validate_qualified_name((g or {}).get("conditionType") or "",
-                                             path.child("readinessGates").index(i).child("conditionType")))
+        errs.extend(_validate_qualified_name(
+            (g or {}).get("conditionType") or "",
+            path.child("readinessGates").index(i).child("conditionType")))
     gates: set[str] = set()
     for i, g in enumerate(spec.get("schedulingGates") or []):
         gp = path.child("schedulingGates").index(i)
@@ -953,7 +1023,8 @@ def validate_pod_spec(spec: dict, path: Path, pod_meta: dict | None = None) -> l
                     for m in name_is_dns_subdomain(spec["nodeName"], False))
     ads = spec.get("activeDeadlineSeconds")
     if ads is not None and (ads < 1 or ads > _MAX_INT32):
-        errs.append(invalid(path.child("activeDeadlineSeconds"), ads, inclusive_range_error(1, _MAX_INT32)))
+        errs.append(invalid(path.child("activeDeadlineSeconds"), ads,
+                            inclusive_range_error(1, _MAX_INT32)))
     if spec.get("hostname"):
         errs.extend(validate_dns1123_label(spec["hostname"], path.child("hostname")))
     if spec.get("subdomain"):
@@ -963,9 +1034,11 @@ def validate_pod_spec(spec: dict, path: Path, pod_meta: dict | None = None) -> l
     for ha in spec.get("hostAliases") or []:
         ha = ha or {}
         if is_valid_ip(ha.get("ip") or ""):
-            errs.append(invalid(path.child("hostAliases").child("ip"), ha.get("ip") or "", "must be valid IP address"))
+            errs.append(invalid(path.child("hostAliases").child("ip"), ha.get("ip") or "",
+                                "must be valid IP address"))
         for h in ha.get("hostnames") or []:
-            errs.extend(_validate_dns1123_subdomain(h, path.child("hostAliases").child("hostnames")))
+            errs.extend(_validate_dns1123_subdomain(h,
+                                                    path.child("hostAliases").child("hostnames")))
     if spec.get("priorityClassName"):
         errs.extend(invalid(path.child("priorityClassName"), spec["priorityClassName"], m)
                     for m in name_is_dns_subdomain(spec["priorityClassName"], False))
@@ -977,9 +1050,11 @@ def validate_pod_spec(spec: dict, path: Path, pod_meta: dict | None = None) -> l
         if not pp:
             errs.append(required(path.child("preemptionPolicy")))
         else:
-            errs.append(not_supported(path.child("preemptionPolicy"), pp, ["PreemptLowerPriority", "Never"]))
+            errs.append(not_supported(path.child("preemptionPolicy"), pp,
+                                      ["PreemptLowerPriority", "Never"]))
     if spec.get("overhead") is not None:
-        errs.extend(validate_resource_requirements({"limits": spec["overhead"]}, path.child("overhead")))
+        errs.extend(validate_resource_requirements({"limits": spec["overhead"]},
+                                                   path.child("overhead")))
     os_ = spec.get("os")
     if isinstance(os_, dict):
         name = os_.get("name") or ""
@@ -1015,13 +1090,15 @@ def _validate_seccomp_annotation(value: str, path: Path) -> list[FieldError]:
     return [invalid(path, value, "must be a valid seccomp profile")]
 
 
-def validate_pod_specific_annotations(annotations: dict | None, spec: dict, path: Path) -> list[FieldError]:
+def validate_pod_specific_annotations(annotations: dict | None, spec: dict,
+                                      path: Path) -> list[FieldError]:
     """Upstream C{ValidatePodSpecificAnnotations} (mirror pod, deletion cost, seccomp, AppArmor)."""
     annotations = annotations or {}
     errs: list[FieldError] = []
     mirror = "kubernetes.io/config.mirror"
     if mirror in annotations and not spec.get("nodeName"):
-        errs.append(invalid(path.key(mirror), annotations[mirror], "must set spec.nodeName if mirror pod annotation is set"))
+        errs.append(invalid(path.key(mirror), annotations[mirror],
+                            "must set spec.nodeName if mirror pod annotation is set"))
     cost = "controller.kubernetes.io/pod-deletion-cost"
     if cost in annotations:
         v = annotations[cost]
@@ -1029,7 +1106,8 @@ def validate_pod_specific_annotations(annotations: dict | None, spec: dict, path
         if not ok:
             errs.append(invalid(path.key(cost), v, "must be a 32bit integer"))
     if _SECCOMP_POD in annotations:
-        errs.extend(_validate_seccomp_annotation(annotations[_SECCOMP_POD], path.child(_SECCOMP_POD)))
+        errs.extend(_validate_seccomp_annotation(annotations[_SECCOMP_POD],
+                                                 path.child(_SECCOMP_POD)))
     for k in sorted(annotations):
         if k.startswith(_SECCOMP_CONTAINER_PREFIX):
             errs.extend(_validate_seccomp_annotation(annotations[k], path.child(k)))
@@ -1056,7 +1134,8 @@ def validate_pod_template_spec(tpl: dict | None, path: Path) -> list[FieldError]
     spec = tpl.get("spec") or {}
     errs = validate_labels(meta.get("labels"), path.child("labels"))
     errs.extend(validate_annotations(meta.get("annotations"), path.child("annotations")))
-    errs.extend(validate_pod_specific_annotations(meta.get("annotations"), spec, path.child("annotations")))
+    errs.extend(validate_pod_specific_annotations(meta.get("annotations"), spec,
+                                                  path.child("annotations")))
     errs.extend(validate_pod_spec(spec, path.child("spec")))
     if spec.get("ephemeralContainers"):
         errs.append(forbidden(path.child("spec", "ephemeralContainers"),

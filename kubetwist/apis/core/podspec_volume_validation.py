@@ -108,7 +108,8 @@ _HOST_PATH_TYPES = ["", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCr
 _LABEL_ANNOTATION_SUBSCRIPT_RE = re.compile(r"^(metadata\.(?:labels|annotations))\['(.*)'\]$")
 
 
-def _validate_object_field_selector(fs: dict, expressions: list[str], path: Path) -> list[FieldError]:
+def _validate_object_field_selector(fs: dict, expressions: list[str],
+                                    path: Path) -> list[FieldError]:
     if not fs.get("apiVersion"):
         return [required(path.child("apiVersion"))]
     fp = fs.get("fieldPath") or ""
@@ -145,10 +146,12 @@ def _validate_resource_field_selector(fs: dict, path: Path, volume: bool) -> lis
         if resource in ("limits.cpu", "requests.cpu"):
             if text not in ("1m", "1"):
                 errs.append(invalid(path.child("divisor"), resource,
-                                    "only divisor's values 1m and 1 are supported with the cpu resource"))
+                                    "only divisor's values 1m and 1 are supported with the cpu "
+                                    "resource"))
         elif resource in ("limits.memory", "requests.memory", "limits.ephemeral-storage",
                           "requests.ephemeral-storage") or "hugepages-" in resource:
-            allowed = ["1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"]
+            allowed = ["1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi",
+                       "1Ei"]
             if text not in allowed:
                 what = ("memory" if "memory" in resource else
                         "local ephemeral storage" if "ephemeral" in resource else "hugepages")
@@ -168,7 +171,8 @@ def _validate_downward_api_file(f: dict, path: Path) -> list[FieldError]:
                                                     path.child("fieldRef")))
         if f.get("resourceFieldRef") is not None:
             errs.append(invalid(path, "resource",
-                                "fieldRef and resourceFieldRef can not be specified simultaneously"))
+                                "fieldRef and resourceFieldRef can not be specified "
+                                "simultaneously"))
     elif isinstance(f.get("resourceFieldRef"), dict):
         errs.extend(_validate_resource_field_selector(f["resourceFieldRef"],
                                                       path.child("resourceFieldRef"), True))
@@ -248,7 +252,8 @@ def _validate_source(kind: str, src: dict, path: Path, vol_name: str) -> list[Fi
             errs.append(not_supported(path.child("type"), t, _HOST_PATH_TYPES))
     elif kind == "gitRepo":
         errs.extend(_required_fields(src, path, "repository"))
-        errs.extend(_validate_local_descending_path(src.get("directory") or "", path.child("directory")))
+        errs.extend(_validate_local_descending_path(src.get("directory") or "",
+                                                    path.child("directory")))
     elif kind in ("gcePersistentDisk", "awsElasticBlockStore"):
         if kind == "gcePersistentDisk":
             errs.extend(_required_fields(src, path, "pdName"))
@@ -270,15 +275,18 @@ def _validate_source(kind: str, src: dict, path: Path, vol_name: str) -> list[Fi
     elif kind == "nfs":
         errs.extend(_required_fields(src, path, "server", "path"))
         if not (src.get("path") or "").startswith("/"):
-            errs.append(invalid(path.child("path"), src.get("path") or "", "must be an absolute path"))
+            errs.append(invalid(path.child("path"), src.get("path") or "",
+                                "must be an absolute path"))
     elif kind == "iscsi":
         errs.extend(_required_fields(src, path, "targetPortal"))
         iqn = src.get("iqn") or ""
         if not iqn:
             errs.append(required(path.child("iqn")))
         elif not iqn.startswith(("iqn", "eui", "naa")):
-            errs.append(invalid(path.child("iqn"), iqn, "must be valid format starting with iqn, eui, or naa"))
-        elif iqn.startswith("iqn") and not re.match(r"iqn\.\d{4}-\d{2}\.([A-Za-z0-9\-.]+)(:[^,;*&$|\s]+)$", iqn):
+            errs.append(invalid(path.child("iqn"), iqn,
+                                "must be valid format starting with iqn, eui, or naa"))
+        elif iqn.startswith("iqn") and not re.match(
+                r"iqn\.\d{4}-\d{2}\.([A-Za-z0-9\-.]+)(:[^,;*&$|\s]+)$", iqn):
             errs.append(invalid(path.child("iqn"), iqn, "must be valid format"))
         elif iqn.startswith("eui") and not re.match(r"^eui.[A-Za-z0-9]{16}$", iqn):
             errs.append(invalid(path.child("iqn"), iqn, "must be valid format"))
@@ -287,7 +295,8 @@ def _validate_source(kind: str, src: dict, path: Path, vol_name: str) -> list[Fi
         lun = src.get("lun") or 0
         if lun < 0 or lun > 255:
             errs.append(invalid(path.child("lun"), lun, inclusive_range_error(0, 255)))
-        if (src.get("chapAuthDiscovery") or src.get("chapAuthSession")) and src.get("secretRef") is None:
+        if ((src.get("chapAuthDiscovery") or src.get("chapAuthSession"))
+                and src.get("secretRef") is None):
             errs.append(required(path.child("secretRef")))
     elif kind == "glusterfs":
         errs.extend(_required_fields(src, path, "endpoints", "path"))
@@ -296,7 +305,8 @@ def _validate_source(kind: str, src: dict, path: Path, vol_name: str) -> list[Fi
         if not name and not uuid:
             errs.append(required(path, "one of datasetName and datasetUUID is required"))
         if name and uuid:
-            errs.append(invalid(path, "resource", "datasetName and datasetUUID can not be specified simultaneously"))
+            errs.append(invalid(path, "resource", "datasetName and datasetUUID can not be "
+                                                  "specified simultaneously"))
         if "/" in name:
             errs.append(invalid(path.child("datasetName"), name, "must not contain '/'"))
     elif kind == "persistentVolumeClaim":
@@ -321,7 +331,8 @@ def _validate_source(kind: str, src: dict, path: Path, vol_name: str) -> list[Fi
             for pair in reg.split(","):
                 if not re.fullmatch(r"(\[[^\]]*\]|[^:\[\]]*):[^:]*", pair):
                     errs.append(invalid(path.child("registry"), reg,
-                                        "must be a host:port pair or multiple pairs separated by commas"))
+                                        "must be a host:port pair or multiple pairs separated by "
+                                        "commas"))
         errs.extend(_required_fields(src, path, "volume"))
     elif kind == "downwardAPI":
         errs.extend(_mode_errors(src.get("defaultMode"), path.child("defaultMode")))
@@ -330,12 +341,15 @@ def _validate_source(kind: str, src: dict, path: Path, vol_name: str) -> list[Fi
     elif kind == "fc":
         wwns, wwids = src.get("targetWWNs") or [], src.get("wwids") or []
         if not wwns and not wwids:
-            errs.append(required(path.child("targetWWNs"), "must specify either targetWWNs or wwids, but not both"))
+            errs.append(required(path.child("targetWWNs"),
+                                 "must specify either targetWWNs or wwids, but not both"))
         if wwns and wwids:
-            errs.append(invalid(path.child("targetWWNs"), wwns, "targetWWNs and wwids can not be specified simultaneously"))
+            errs.append(invalid(path.child("targetWWNs"), wwns,
+                                "targetWWNs and wwids can not be specified simultaneously"))
         if wwns:
             if src.get("lun") is None:
-                errs.append(required(path.child("lun"), "lun is required if targetWWNs is specified"))
+                errs.append(required(path.child("lun"),
+                                     "lun is required if targetWWNs is specified"))
             elif not 0 <= src["lun"] <= 255:
                 errs.append(invalid(path.child("lun"), src["lun"], inclusive_range_error(0, 255)))
     elif kind == "flexVolume":
@@ -375,7 +389,8 @@ def _validate_source(kind: str, src: dict, path: Path, vol_name: str) -> list[Fi
         else:
             errs.extend(validate_dns1123_label(src["volumeName"], path.child("volumeName")))
         if src.get("volumeNamespace"):
-            errs.extend(validate_dns1123_label(src["volumeNamespace"], path.child("volumeNamespace")))
+            errs.extend(validate_dns1123_label(src["volumeNamespace"],
+                                               path.child("volumeNamespace")))
         if isinstance(src.get("secretRef"), dict) and not src["secretRef"].get("name"):
             errs.append(required(path.child("secretRef", "name")))
     elif kind == "projected":
@@ -452,7 +467,8 @@ def _validate_volume_source(vol: dict, path: Path, pod_meta: dict | None) -> lis
     return errs
 
 
-def validate_volumes(volumes: list | None, pod_meta: dict | None, path: Path) -> tuple[dict, list[FieldError]]:
+def validate_volumes(volumes: list | None, pod_meta: dict | None,
+                     path: Path) -> tuple[dict, list[FieldError]]:
     """
     Upstream C{ValidateVolumes}: each volume's source, its name (a DNS-1123 label, unique).
     Returns C{({name: volume}, errors)}; only volumes without errors are in the dict.
@@ -481,6 +497,8 @@ def validate_volumes(volumes: list | None, pod_meta: dict | None, path: Path) ->
             errs.extend(el)
         pvc = vol.get("persistentVolumeClaim")
         if isinstance(pvc, dict) and pvc.get("claimName") in created_pvcs:
-            errs.append(invalid(ip.child("persistentVolumeClaim").child("claimName"), pvc["claimName"],
-                                "must not reference a PVC that gets created for an ephemeral volume"))
+            errs.append(invalid(ip.child("persistentVolumeClaim").child("claimName"),
+                                pvc["claimName"],
+                                "must not reference a PVC that gets created for an ephemeral "
+                                "volume"))
     return vols, errs

@@ -93,7 +93,8 @@ def _go_json_error(raw: bytes) -> str | None:
     kinds = {list: "array", str: "string", bool: "bool", int: "number", float: "number"}
     if value is None or isinstance(value, dict):
         return None
-    return f"json: cannot unmarshal {kinds[type(value)]} into Go value of type map[string]interface {{}}"
+    return (f"json: cannot unmarshal {kinds[type(value)]} into Go value of type "
+            f"map[string]interface {{}}")
 
 
 _go_char = gofmt.quote_char

@@ -447,7 +447,8 @@ def init_ip_family_fields(
                 invalid(
                     policy_path,
                     policy,
-                    "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified",
+                    "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are "
+                    "specified",
                 )
             )
         if len(spec.get("ipFamilies") or []) == 2:
@@ -455,7 +456,8 @@ def init_ip_family_fields(
                 invalid(
                     policy_path,
                     policy,
-                    "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified",
+                    "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are "
+                    "specified",
                 )
             )
     for i, ip in enumerate(spec.get("clusterIPs") or []):
@@ -759,7 +761,8 @@ def _validate_external_traffic_policy(svc: dict) -> list[FieldError]:
                 invalid(
                     hc_path,
                     hc_port,
-                    "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
+                    "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is "
+                    "'Local'",
                 )
             )
     elif not hc_port:
@@ -808,7 +811,8 @@ def validate_service(svc: dict) -> list[FieldError]:
                 invalid(
                     meta_path.child("annotations").key(ANNOTATION_TOPOLOGY_MODE),
                     annotations[ANNOTATION_TOPOLOGY_MODE],
-                    f"must match annotations[{ANNOTATION_TOPOLOGY_AWARE_HINTS}] when both are specified",
+                    f"must match annotations[{ANNOTATION_TOPOLOGY_AWARE_HINTS}] when both are "
+                    "specified",
                 )
             )
 
@@ -827,7 +831,8 @@ def validate_service(svc: dict) -> list[FieldError]:
                     invalid(
                         ports_path.index(i),
                         KUBELET_PORT,
-                        f"may not expose port {KUBELET_PORT} externally since it is used by kubelet",
+                        f"may not expose port {KUBELET_PORT} externally since it is used by "
+                        "kubelet",
                     )
                 )
         if headless:

@@ -206,7 +206,8 @@ def _validate_flow_schema_spec(name: str, spec: dict, path: Path) -> list[FieldE
                             "only the schema named 'exempt' may have matchingPrecedence 1"))
     method = spec.get("distinguisherMethod")
     if isinstance(method, dict) and method.get("type") not in _DISTINGUISHERS:
-        printed = f"flowcontrol.FlowDistinguisherMethod{{Type:{go_quote(method.get('type') or '')}}}"
+        printed = ("flowcontrol.FlowDistinguisherMethod"
+                   f"{{Type:{go_quote(method.get('type') or '')}}}")
         errs.append(GoValueError("NotSupported", path.child("distinguisherMethod", "type"),
                                  printed, _supported(_DISTINGUISHERS)))
     pl_name = _d(spec.get("priorityLevelConfiguration")).get("name") or ""
@@ -257,7 +258,8 @@ def _validate_subject(subject: dict, path: Path) -> list[FieldError]:
                        "serviceAccount is forbidden when subject kind is not 'ServiceAccount'")
     if kind == "ServiceAccount":
         errs.extend(_validate_sa_subject(sa, path.child("serviceAccount")))
-        errs.extend(e for present, e in ((user, not_user), (group, not_group)) if present is not None)
+        errs.extend(e for present, e in ((user, not_user), (group, not_group))
+                    if present is not None)
     elif kind == "User":
         errs.extend(_validate_named(user, path.child("user"),
                                     "user is required when subject kind is 'User'"))

@@ -15,7 +15,6 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kubetwist.runtime.quantity import canonical_quantity
 from kubetwist.apis.core.pod_warnings import runtime_class_warnings
 from kubetwist.apis.core.podspec_validation import (
     validate_resource_requirements,
@@ -23,6 +22,7 @@ from kubetwist.apis.core.podspec_validation import (
 )
 from kubetwist.apis.printers import age_column, column, name_column, obj_age, obj_name
 from kubetwist.registry.rest import Strategy, TableConvertor
+from kubetwist.runtime.quantity import canonical_quantity
 
 __all__ = [
     "RUNTIME_CLASS_STRATEGY",

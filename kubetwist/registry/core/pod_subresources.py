@@ -442,7 +442,8 @@ class EvictionREST:
             pspec, pstatus = pdb.get("spec") or {}, pdb.get("status") or {}
             ready = is_pod_ready(pod)
             desired = pstatus.get("desiredHealthy") or 0
-            if not ready and pspec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow" or not ready and (pstatus.get("currentHealthy") or 0) >= desired > 0:
+            if (not ready and pspec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow"
+                    or not ready and (pstatus.get("currentHealthy") or 0) >= desired > 0):
                 update_delete_options = True
             else:
                 await self._check_and_decrement(namespace, pdb, name, dry)

@@ -51,7 +51,7 @@ class ServiceAllocations:
             value = spec.get("clusterIPs") or [requested]
             raise self._invalid(svc, [fe.invalid_go(
                 "spec.clusterIPs", gofmt.string_slice(value),
-                f"failed to allocate IP {requested}: {e}")])
+                f"failed to allocate IP {requested}: {e}")]) from e
         spec["clusterIP"] = ip
         spec["clusterIPs"] = [ip]
 
@@ -93,7 +93,7 @@ class ServiceAllocations:
                 raise self._invalid(svc, [fe.invalid(
                     f"spec.ports[{i}].nodePort", want, str(e))]) if want else self._invalid(
                     svc, [fe.internal(f"spec.ports[{i}].nodePort",
-                                      f"failed to allocate a nodePort: {e}")])
+                                      f"failed to allocate a nodePort: {e}")]) from e
             p["nodePort"] = port
             if not dry_run:
                 got.append(port)

@@ -561,7 +561,8 @@ class Store:
         errs += mv.validate_object_meta_update(new_meta, old_meta, meta_path)
         errs += self.strategy.validate_update(new, old)
         if errs:
-            raise errors.new_invalid(self.spec.group, self.spec.kind, new_meta.get("name", ""), errs)
+            raise errors.new_invalid(self.spec.group, self.spec.kind, new_meta.get("name", ""),
+                                     errs)
         self.strategy.canonicalize(new)
         omit_empty_meta(new)
 
@@ -609,7 +610,8 @@ class Store:
         dry_run = dry_run or deletion.is_dry_run(options)
         key = self.key(namespace, name)
         pre = options.get("preconditions") or {}
-        preconditions = st.Preconditions(uid=pre.get("uid"), resource_version=pre.get("resourceVersion"))
+        preconditions = st.Preconditions(uid=pre.get("uid"),
+                                         resource_version=pre.get("resourceVersion"))
         current = await self._get_or_none(key)
         if current is None:
             raise errors.new_not_found(self.spec.group, self.spec.resource, name)

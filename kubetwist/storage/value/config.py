@@ -144,7 +144,8 @@ _KMS = {"apiVersion": "string", "name": "string", "cachesize": "int32", "endpoin
 _IDENTITY: dict = {}
 _PROVIDER = {"aesgcm": ("*v1.AESConfiguration", _KEYS), "aescbc": ("*v1.AESConfiguration", _KEYS),
              "secretbox": ("*v1.SecretboxConfiguration", _KEYS),
-             "identity": ("*v1.IdentityConfiguration", _IDENTITY), "kms": ("*v1.KMSConfiguration", _KMS)}
+             "identity": ("*v1.IdentityConfiguration", _IDENTITY),
+             "kms": ("*v1.KMSConfiguration", _KMS)}
 _RESOURCE = {"resources": "[]string", "providers": ("[]v1.ProviderConfiguration", _PROVIDER)}
 _TOP = {"kind": "string", "apiVersion": "string",
         "resources": ("[]v1.ResourceConfiguration", _RESOURCE)}
