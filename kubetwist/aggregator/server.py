@@ -27,8 +27,8 @@ APISERVICES = ResourceSpec(GROUP, VERSION, "apiservices", "APIService", "apiserv
 
 
 def _validate(obj: dict) -> list:
-    from kubetwist.apimachinery.validation import validate_object_meta
     from kubetwist.apimachinery.field import Path
+    from kubetwist.apimachinery.validation import validate_object_meta
 
     errs = validate_object_meta(obj.get("metadata") or {}, False, _name_ok, Path("metadata"))
     spec = obj.get("spec") or {}
@@ -244,7 +244,7 @@ class Aggregator:
             want = {"group": g, "version": v, "groupPriorityMinimum": 1000,
                     "versionPriority": 100}
 
-            async def fix(current: Optional[dict], want: dict = want) -> dict:
+            async def fix(current: Optional[dict], want: dict = want, name: str = name) -> dict:
                 if current is None:
                     raise errors.new_not_found(GROUP, "apiservices", name)
                 current.setdefault("metadata", {}).setdefault("labels", {})[label] = "true"

@@ -130,7 +130,7 @@ def table_convertor(columns: list[dict]) -> TableConvertor:
 
     def row(obj: dict) -> list:
         cells: list[Any] = [(obj.get("metadata") or {}).get("name", "")]
-        for col, path in zip(columns, paths):
+        for col, path in zip(columns, paths, strict=False):
             found = jsonpath.find(path, obj)
             cells.append(cell(col.get("type", ""), found[0]) if found else None)
         return cells
@@ -264,7 +264,9 @@ def make_strategies(v: CRVersion) -> tuple[Strategy, Strategy]:
                 new["status"] = copy.deepcopy(old["status"])
             else:
                 new.pop("status", None)
-        strip = lambda o: {k: val for k, val in o.items() if k != "metadata"}
+        def strip(o: dict) -> dict:
+            return {k: val for k, val in o.items() if k != "metadata"}
+
         if strip(new) != strip(old):
             new["metadata"]["generation"] = (old.get("metadata") or {}).get("generation", 0) + 1
 

@@ -189,7 +189,8 @@ class KubeAPIServer:
         self.ips = IPAllocator(storage, config.service_cidr)
         self.ports = PortAllocator(storage, config.node_port_range)
         from kubetwist.apis.core.services import (
-            default_service_on_read, default_service_registry_fields,
+            default_service_on_read,
+            default_service_registry_fields,
         )
 
         services = self.stores[("", "services")]

@@ -10,8 +10,8 @@ kind has a protobuf definition.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import re
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import orjson

@@ -32,6 +32,7 @@ from kubetwist.runtime import codec, errors
 from kubetwist.server.healthz import HealthCheck, render_health
 from kubetwist.server.hooks import PostStartHooks
 
+
 def not_found_status() -> errors.StatusError:
     """The 404 of a go-restful container for a path no route serves (see
     L{errors.new_route_not_found})."""

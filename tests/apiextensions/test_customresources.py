@@ -234,8 +234,9 @@ class ServingTests(CRDTestCase):
         self.request("POST", WIDGETS, dict(widget("w1", color="red"),
                                            metadata={"name": "w1", "labels": {"a": "b"}}))
         self.request("POST", WIDGETS, widget("w2", color="green"))
-        names = lambda q: [i["metadata"]["name"] for i in
-                           self.request("GET", WIDGETS + q)[1]["items"]]
+        def names(q: str) -> list:
+            return [i["metadata"]["name"] for i in self.request("GET", WIDGETS + q)[1]["items"]]
+
         self.assertEqual(names("?fieldSelector=spec.color%3Dgreen"), ["w2"])
         self.assertEqual(names("?labelSelector=a%3Db"), ["w1"])
         self.assertEqual(names("?fieldSelector=metadata.name%3Dw1"), ["w1"])

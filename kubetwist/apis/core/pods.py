@@ -32,7 +32,6 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kubetwist.runtime.quantity import QuantityError, parse_quantity
 from kubetwist.apis.core.pod_warnings import pod_warnings
 from kubetwist.apis.core.podspec_defaults import (
     default_pod_spec,
@@ -46,6 +45,7 @@ from kubetwist.apis.core.podspec_validation import (
     validate_tolerations,
 )
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [
     "default_pod_spec",
@@ -523,7 +523,7 @@ def prepare_pod_resize_for_update(new: dict, old: dict) -> None:
                 containers[i].pop(key, None)
     old_containers = (old.get("spec") or {}).get("containers") or []
     if len(containers) == len(old_containers):
-        for c, oc in zip(containers, old_containers):
+        for c, oc in zip(containers, old_containers, strict=False):
             if (c or {}).get("name") != (oc or {}).get("name"):
                 break
             res = (c or {}).get("resources") or {}

@@ -619,8 +619,8 @@ class ResourceHandlers:
             C{patch: Invalid value: "<patched object JSON, or the patch as Go prints a map>":
             strict decoding error: ...}; under C{Warn} the errors become C{Warning}s.
         """
-        from kubetwist.endpoints.handlers.options import field_validation_mode
         from kubetwist.apimachinery import field
+        from kubetwist.endpoints.handlers.options import field_validation_mode
 
         mode = field_validation_mode(request)
         if mode == "Ignore":

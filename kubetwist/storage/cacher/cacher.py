@@ -138,7 +138,7 @@ class _ResourceCache:
         keys = result.keys
         if keys is None or len(keys) != len(result.items):
             keys = [self.cacher.key_of(self.prefix, obj) for obj in result.items]
-        self.cache.replace(zip(keys, result.items), revision)
+        self.cache.replace(zip(keys, result.items, strict=False), revision)
         # upstream terminateAllWatchers: a re-list restarts the window
         for watcher in list(self.watchers):
             watcher.close()
@@ -625,7 +625,7 @@ class Cacher:
                 )
                 snapshot_rv = int(result.resource_version)
                 keys = result.keys or [rc.cacher.key_of(rc.prefix, o) for o in result.items]
-                initial = list(zip(keys, result.items))
+                initial = list(zip(keys, result.items, strict=False))
             if watcher.watch.ended:
                 return
         elif send_initial_events is False and resource_version == "":
