@@ -539,7 +539,7 @@ def prepare_pod_resize_for_update(new: dict, old: dict) -> None:
 
 def _semantic(value: Any) -> Any:
     """A resources value with its quantities in canonical form (Go's semantic equality)."""
-    from kubetwist.apis.core.pod_quantity import canonical_quantity
+    from kubetwist.runtime.quantity import canonical_quantity
 
     if isinstance(value, dict):
         return {k: (_semantic(v) if isinstance(v, dict) else canonical_quantity(v))
