@@ -88,7 +88,7 @@ class AggregatedTests(SynchronousTestCase):
         self.assertEqual((doc["kind"], doc["apiVersion"]),
                          ("APIGroupDiscoveryList", "apidiscovery.k8s.io/v2"))
         self.assertEqual([i["metadata"] for i in doc["items"]],
-                         [{"name": "", "creationTimestamp": None},
+                         [{"creationTimestamp": None},
                           {"name": "apps", "creationTimestamp": None}])
         core = doc["items"][0]["versions"][0]
         self.assertEqual((core["version"], core["freshness"]), ("v1", "Current"))

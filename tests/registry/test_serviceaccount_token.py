@@ -103,14 +103,15 @@ class TokenRequestTests(KubeTestCase):
                          'specified')
 
     def test_wrong_kind(self) -> None:
-        """A body of another kind: 400."""
+        """A body of another kind of the group: 400 with upstream's conversion error (recorded
+        from kube-apiserver v1.32)."""
         code, status, _ = self.create({"apiVersion": "authentication.k8s.io/v1",
                                        "kind": "TokenReview"})
         self.assertEqual(code, 400)
         self.assertEqual(status["message"],
-                         'TokenReview in version "v1" cannot be handled as a TokenRequest: no '
-                         'kind "TokenReview" is registered for the internal version of group '
-                         '"authentication.k8s.io" in scheme')
+                         'TokenReview in version "v1" cannot be handled as a TokenRequest: '
+                         'converting (v1.TokenReview) to (authentication.TokenRequest): unknown '
+                         'conversion')
 
     def test_bound_unsupported_kind(self) -> None:
         """Binding to a kind other than Pod/Secret/Node: 400."""

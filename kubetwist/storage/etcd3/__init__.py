@@ -1,5 +1,4 @@
-# -*- test-case-name:
-# tests.storage.test_etcd3,tests.storage.test_etcd3_gateway,tests.storage.test_etcd3_tls -*-
+# -*- test-case-name: tests.storage.test_etcd3,tests.storage.test_etcd3_tls -*-
 """The etcd v3 storage backend over the gRPC-JSON gateway; see L{store}."""
 
 from kubetwist.storage.etcd3.client import new_etcd_client, tls_policy
