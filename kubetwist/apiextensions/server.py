@@ -108,14 +108,16 @@ class APIExtensionsServer:
         self.min_request_timeout = min_request_timeout
         self.server = GenericAPIServer("apiextensions-apiserver", clock, None)
         info = APIGroupInfo(GROUP, VERSION, [CRDS], STRATEGIES,
-                            {"customresourcedefinitions": f"/registry/{GROUP}/customresourcedefinitions"},
+                            {"customresourcedefinitions":
+                                 f"/registry/{GROUP}/customresourcedefinitions"},
                             return_deleted={"customresourcedefinitions"},
                             # upstream still encodes CRDs as v1beta1 in etcd
                             storage_versions={"customresourcedefinitions": (GROUP, "v1beta1")})
         self.stores = install_api_group(self.server, info, storage, clock, admission)
         self.crds = self._replace_store(self.stores["customresourcedefinitions"])
         self.crds.mark_deleting = _mark_terminating
-        self.status_store = self.crds.for_subresource(STRATEGIES["customresourcedefinitions/status"])
+        self.status_store = self.crds.for_subresource(
+            STRATEGIES["customresourcedefinitions/status"])
         self.served: dict[str, dict[str, ServedVersion]] = {}
         self.crd_objects: dict[str, dict] = {}
         self._fingerprints: dict[str, str] = {}

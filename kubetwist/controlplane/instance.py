@@ -293,7 +293,8 @@ class KubeAPIServer:
             if e.code not in (409, 422):
                 raise
         endpoints = self.stores[("", "endpoints")]
-        if self.config.advertise_address.startswith("127.") or self.config.advertise_address == "::1":
+        if (self.config.advertise_address.startswith("127.")
+                or self.config.advertise_address == "::1"):
             # Endpoints may not name a loopback address (upstream validation); with no other
             # address on this host there is nothing valid to publish.
             return

@@ -134,7 +134,8 @@ def new_conflict(group: str, resource: str, name: str, err: str) -> StatusError:
     """409 C{Conflict}: C{Operation cannot be fulfilled on pods "x": <err>}."""
     return make_status(
         409, "Conflict",
-        f'Operation cannot be fulfilled on {group_resource_string(group, resource)} "{name}": {err}',
+        f'Operation cannot be fulfilled on {group_resource_string(group, resource)} '
+        f'"{name}": {err}',
         _details(group, resource, name),
     )
 
@@ -176,7 +177,8 @@ def new_method_not_supported(group: str, resource: str, action: str) -> StatusEr
     """405 C{MethodNotAllowed}: C{<action> is not supported on resources of kind "pods"}."""
     return make_status(
         405, "MethodNotAllowed",
-        f'{action} is not supported on resources of kind "{group_resource_string(group, resource)}"',
+        f'{action} is not supported on resources of kind '
+        f'"{group_resource_string(group, resource)}"',
         _details(group, resource, ""),
     )
 

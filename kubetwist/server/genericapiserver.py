@@ -67,7 +67,8 @@ class GenericAPIServer:
     @param delegate: the next server, or L{None} for the last (which answers 404).
     """
 
-    def __init__(self, name: str, clock: Any, delegate: Optional["GenericAPIServer"] = None) -> None:
+    def __init__(self, name: str, clock: Any,
+                 delegate: Optional["GenericAPIServer"] = None) -> None:
         self.name = name
         self.clock = clock
         self.delegate = delegate
@@ -331,7 +332,8 @@ def install_health_routes(front: GenericAPIServer, version_info: dict) -> None:
             path = request.path.decode("utf-8", "replace").rstrip("/")
             sub = path[len(endpoint) + 2:] if len(path) > len(endpoint) + 1 else ""
             checks = _endpoint_checks(front, endpoint)
-            query = parse_qs(request.uri.decode("latin-1").partition("?")[2], keep_blank_values=True)
+            query = parse_qs(request.uri.decode("latin-1").partition("?")[2],
+                             keep_blank_values=True)
             code, body = await render_health(endpoint, checks, sub, query)
             request.setHeader(b"X-Content-Type-Options", b"nosniff")
             write_body(request, code, body, "text/plain; charset=utf-8")

@@ -78,9 +78,11 @@ class ConditionTests(SynchronousTestCase):
         """The transition time changes only with the status."""
         obj = {"status": {}}
         ctl.set_condition(obj, {"type": "A", "status": "True", "reason": "r", "message": "m"}, "t1")
-        ctl.set_condition(obj, {"type": "A", "status": "True", "reason": "r2", "message": "m"}, "t2")
+        ctl.set_condition(obj, {"type": "A", "status": "True", "reason": "r2", "message": "m"},
+                          "t2")
         self.assertEqual(obj["status"]["conditions"][0]["lastTransitionTime"], "t1")
-        ctl.set_condition(obj, {"type": "A", "status": "False", "reason": "r", "message": "m"}, "t3")
+        ctl.set_condition(obj, {"type": "A", "status": "False", "reason": "r", "message": "m"},
+                          "t3")
         self.assertEqual(obj["status"]["conditions"][0]["lastTransitionTime"], "t3")
 
     def test_nonstructural(self) -> None:

@@ -400,5 +400,6 @@ class HTTPTests(KubeTestCase):
         schema = doc["components"]["schemas"][
             "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration"]
         webhooks = schema["properties"]["webhooks"]
-        self.assertEqual((webhooks["x-kubernetes-list-type"], webhooks["x-kubernetes-list-map-keys"]),
-                         ("map", ["name"]))
+        self.assertEqual(
+            (webhooks["x-kubernetes-list-type"], webhooks["x-kubernetes-list-map-keys"]),
+            ("map", ["name"]))

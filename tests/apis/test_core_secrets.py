@@ -69,8 +69,8 @@ class SecretTests(SynchronousTestCase):
         self.assertEqual(
             messages(SECRET_STRATEGY.validate(bad)),
             [
-                'data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": json: cannot '
-                "unmarshal array into Go value of type map[string]interface {}"
+                'data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": json: '
+                "cannot unmarshal array into Go value of type map[string]interface {}"
             ],
         )
         bad = secret(type="kubernetes.io/dockerconfigjson", data={".dockerconfigjson": b64("x")})
@@ -91,8 +91,8 @@ class SecretTests(SynchronousTestCase):
             messages(SECRET_STRATEGY.validate(obj)),
             [
                 'data[a b]: Invalid value: "a b": a valid config key must consist of alphanumeric '
-                "characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex "
-                "used for validation is '[-._a-zA-Z0-9]+')",
+                "characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', "
+                "regex used for validation is '[-._a-zA-Z0-9]+')",
                 "data: Too long: may not be more than 1048576 bytes",
             ],
         )

@@ -16,12 +16,16 @@ from tests.support import ADMIN, FakeReactorClock, InlinePool, KubeTestCase, bui
 
 #: base64 of C{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":null}}
 #: and a newline, as kube-apiserver v1.32 annotates the initial-events-end bookmark.
-BLUEPRINT = "eyJraW5kIjoiQ29uZmlnTWFwTGlzdCIsImFwaVZlcnNpb24iOiJ2MSIsIm1ldGFkYXRhIjp7fSwiaXRlbXMiOm51bGx9Cg=="
+BLUEPRINT = (
+    "eyJraW5kIjoiQ29uZmlnTWFwTGlzdCIsImFwaVZlcnNpb24iOiJ2MSIsIm1ldGFkYXRh"
+    "Ijp7fSwiaXRlbXMiOm51bGx9Cg=="
+)
 
 
 class WatchTests(KubeTestCase):
     def open_watch(self, path):
-        d = self.treq.get("https://kubetwist.test" + path, headers={k: [v] for k, v in ADMIN.items()})
+        d = self.treq.get("https://kubetwist.test" + path,
+                          headers={k: [v] for k, v in ADMIN.items()})
         self.treq.flush()
         response = self.successResultOf(d)
         chunks = []
@@ -34,7 +38,8 @@ class WatchTests(KubeTestCase):
 
     def cm(self, name):
         return self.request("POST", "/api/v1/namespaces/default/configmaps",
-                            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})[1]
+                            {"apiVersion": "v1", "kind": "ConfigMap",
+                             "metadata": {"name": name}})[1]
 
     def test_events_stream(self):
         """ADDED, MODIFIED and DELETED arrive as they happen, as JSON lines."""
@@ -67,7 +72,8 @@ class WatchTests(KubeTestCase):
 
     def test_timeout_seconds_ends_stream(self):
         """timeoutSeconds closes the stream on the clock."""
-        response, chunks = self.open_watch("/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=5")
+        response, chunks = self.open_watch(
+            "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=5")
         self.assertEqual(len(self.chain.long_running), 1)
         self.clock.advance(5)
         self.treq.flush()

@@ -393,7 +393,8 @@ class CacherWatchTests(CacherTestCase):
         self.clock.advance(27)
         self.assertEqual(len(events), 1)
         self.clock.advance(1)
-        self.assertEqual(events[1:], [("BOOKMARK", {"metadata": {"resourceVersion": str(rv(later))}})])
+        self.assertEqual(events[1:],
+                         [("BOOKMARK", {"metadata": {"resourceVersion": str(rv(later))}})])
         self.clock.advance(100)
         self.assertEqual(len(events), 2)
 

@@ -82,7 +82,8 @@ def _requests_from_limits(containers: list | None) -> None:
         if not isinstance(c, dict):
             continue
         res = c.get("resources")
-        if not isinstance(res, dict) or not isinstance(res.get("limits"), dict) or not res["limits"]:
+        if (not isinstance(res, dict) or not isinstance(res.get("limits"), dict)
+                or not res["limits"]):
             continue
         requests = res.get("requests")
         if not isinstance(requests, dict):
@@ -106,7 +107,8 @@ def _default_resize_policy(c: dict) -> None:
     for name in ("cpu", "memory"):
         if name in (requests or {}) or name in (limits or {}):
             if name not in specified:
-                c.setdefault("resizePolicy", []).append({"resourceName": name, "restartPolicy": "NotRequired"})
+                c.setdefault("resizePolicy", []).append(
+                    {"resourceName": name, "restartPolicy": "NotRequired"})
 
 
 def default_pod(obj: dict) -> None:
@@ -208,7 +210,8 @@ def _validate_pod_metadata_and_spec(pod: dict) -> list[FieldError]:
     spec = pod.get("spec") or {}
     mp = Path("metadata")
     errs = validate_object_meta(meta, True, name_is_dns_subdomain, mp)
-    errs.extend(validate_pod_specific_annotations(meta.get("annotations"), spec, mp.child("annotations")))
+    errs.extend(validate_pod_specific_annotations(meta.get("annotations"), spec,
+                                                  mp.child("annotations")))
     sp = Path("spec")
     errs.extend(validate_pod_spec(spec, sp, meta))
     if not spec.get("serviceAccountName"):
@@ -265,7 +268,8 @@ def _validate_only_added_tolerations(new: list, old: list, path: Path) -> list[F
                 found = True
                 break
         if not found:
-            return [forbidden(path, "existing toleration can not be modified except its tolerationSeconds")]
+            return [forbidden(path, "existing toleration can not be modified except its "
+                                    "tolerationSeconds")]
     return validate_tolerations(new, path)
 
 
@@ -296,14 +300,18 @@ def validate_pod_update(new: dict, old: dict) -> list[FieldError]:
     nads, oads = nspec.get("activeDeadlineSeconds"), ospec.get("activeDeadlineSeconds")
     if nads is not None:
         if nads < 0 or nads > _MAX_INT32:
-            errs.append(invalid(sp.child("activeDeadlineSeconds"), nads, inclusive_range_error(0, _MAX_INT32)))
+            errs.append(invalid(sp.child("activeDeadlineSeconds"), nads,
+                                inclusive_range_error(0, _MAX_INT32)))
             return errs
         if oads is not None and oads < nads:
-            errs.append(invalid(sp.child("activeDeadlineSeconds"), nads, "must be less than or equal to previous value"))
+            errs.append(invalid(sp.child("activeDeadlineSeconds"), nads,
+                                "must be less than or equal to previous value"))
             return errs
     elif oads is not None:
-        errs.append(invalid(sp.child("activeDeadlineSeconds"), None, "must not update from a positive integer to nil value"))
-    errs.extend(_validate_only_added_tolerations(nspec.get("tolerations") or [], ospec.get("tolerations") or [],
+        errs.append(invalid(sp.child("activeDeadlineSeconds"), None,
+                            "must not update from a positive integer to nil value"))
+    errs.extend(_validate_only_added_tolerations(nspec.get("tolerations") or [],
+                                                 ospec.get("tolerations") or [],
                                                  sp.child("tolerations")))
     if nspec == ospec:
         return errs
@@ -317,7 +325,8 @@ def validate_pod_update(new: dict, old: dict) -> list[FieldError]:
     munged.pop("tolerations", None)
     if "tolerations" in ospec:
         munged["tolerations"] = ospec["tolerations"]
-    ogp, ngp = ospec.get("terminationGracePeriodSeconds"), munged.get("terminationGracePeriodSeconds")
+    ogp, ngp = (ospec.get("terminationGracePeriodSeconds"),
+                munged.get("terminationGracePeriodSeconds"))
     if ogp is not None and ogp < 0 and ngp == 1:
         munged["terminationGracePeriodSeconds"] = ogp
     if munged != ospec:
@@ -328,7 +337,8 @@ def validate_pod_update(new: dict, old: dict) -> list[FieldError]:
 
 def validate_pod_status_update(new: dict, old: dict) -> list[FieldError]:
     """Upstream C{ValidatePodStatusUpdate} (metadata, node name, nominated node, pod IPs)."""
-    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, Path("metadata"))
+    errs = validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
+                                       Path("metadata"))
     st = new.get("status") or {}
     sp = Path("status")
     for i, cond in enumerate(st.get("conditions") or []):
@@ -341,7 +351,8 @@ def validate_pod_status_update(new: dict, old: dict) -> list[FieldError]:
         errs.append(forbidden(sp.child("nodeName"), "may not be changed directly"))
     nnn = st.get("nominatedNodeName") or ""
     if nnn and nnn != ((old.get("status") or {}).get("nominatedNodeName") or ""):
-        errs.extend(invalid(sp.child("nominatedNodeName"), nnn, m) for m in name_is_dns_subdomain(nnn, False))
+        errs.extend(invalid(sp.child("nominatedNodeName"), nnn, m)
+                    for m in name_is_dns_subdomain(nnn, False))
     from kubetwist.apimachinery.validation import is_valid_ip
 
     for i, ip in enumerate(st.get("podIPs") or []):
@@ -676,7 +687,10 @@ def _apply_apparmor_version_skew(pod: dict) -> None:
 
 
 def _mutate_pod_affinity(pod: dict) -> None:
-    """Upstream C{mutatePodAffinity}: C{matchLabelKeys}/C{mismatchLabelKeys} become selector terms."""
+    """
+    Upstream C{mutatePodAffinity}: C{matchLabelKeys}/C{mismatchLabelKeys} become selector
+    terms.
+    """
     labels = (pod.get("metadata") or {}).get("labels") or {}
     aff = (pod.get("spec") or {}).get("affinity") or {}
     for kind in ("podAffinity", "podAntiAffinity"):
@@ -684,11 +698,13 @@ def _mutate_pod_affinity(pod: dict) -> None:
         if not isinstance(pa, dict):
             continue
         terms = list(pa.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
-        terms += [(w or {}).get("podAffinityTerm") for w in pa.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
+        terms += [(w or {}).get("podAffinityTerm")
+                  for w in pa.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
         for term in terms:
             if not isinstance(term, dict) or term.get("labelSelector") is None:
                 continue
-            for keys, op in ((term.get("matchLabelKeys"), "In"), (term.get("mismatchLabelKeys"), "NotIn")):
+            for keys, op in ((term.get("matchLabelKeys"), "In"),
+                             (term.get("mismatchLabelKeys"), "NotIn")):
                 for k in keys or []:
                     if k in labels:
                         term["labelSelector"].setdefault("matchExpressions", []).append(

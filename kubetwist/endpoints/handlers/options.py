@@ -105,7 +105,8 @@ def field_label_error(strategy: Strategy, label: str) -> str:
     return f'"{label}" is not a known field selector: only "metadata.name", "metadata.namespace"'
 
 
-def list_options(query: dict[str, list[str]], strategy: Strategy, kind_version: str = "v1") -> ListOptions:
+def list_options(query: dict[str, list[str]], strategy: Strategy,
+                 kind_version: str = "v1") -> ListOptions:
     """
     Decode list/watch parameters into L{ListOptions}; bad selectors and unsupported field
     labels are 400 BadRequest (C{field label not supported: spec.foo}).

@@ -266,7 +266,8 @@ class ResourceHandlers:
             lst = await self.store.list(namespace, opts.ListOptions(
                 predicate=options.predicate, resource_version=options.resource_version
                 if options.resource_version not in ("", "0") else "",
-                resource_version_match="NotOlderThan" if options.resource_version not in ("", "0") else "",
+                resource_version_match="NotOlderThan"
+                if options.resource_version not in ("", "0") else "",
                 name=options.name,
             ))
             initial_rv = lst["metadata"]["resourceVersion"]
@@ -384,8 +385,9 @@ class ResourceHandlers:
                 "apiVersion": gv, "kind": self.spec.kind}
             reset = None
             if subresource == "status":
-                reset = fmlib.Set.of((("f", "spec"),),
-                                     *_STATUS_RESET_EXTRA.get((self.spec.group, self.spec.kind), ()))
+                reset = fmlib.Set.of(
+                    (("f", "spec"),),
+                    *_STATUS_RESET_EXTRA.get((self.spec.group, self.spec.kind), ()))
             elif not subresource and "status" in self.subresources:
                 reset = fmlib.Set.of((("f", "status"),))
             fm = cache[subresource] = fmlib.FieldManager(
@@ -507,7 +509,8 @@ class ResourceHandlers:
             def apply(current: dict) -> dict:
                 from kubetwist.apimachinery.strategicpatch import apply_strategic_merge_patch
                 return self._after_patch(
-                    store, apply_strategic_merge_patch(current, patch_doc, self.patch_meta), current,
+                    store, apply_strategic_merge_patch(current, patch_doc, self.patch_meta),
+                    current,
                     request, ctype, body,
                 )
             return apply
@@ -669,7 +672,8 @@ class ResourceHandlers:
         delete_opts = opts.delete_options(q, body)
         list_opts = opts.list_options(q, self.store.strategy)
         admission = self._admission(request, namespace, "", "", dry)
-        result = await self.store.delete_collection(namespace, list_opts, delete_opts, admission, dry)
+        result = await self.store.delete_collection(namespace, list_opts, delete_opts, admission,
+                                                    dry)
         if result.get("kind") == "Status":
             write_object(request, 200, result, out.media)
         else:
@@ -733,7 +737,8 @@ class ResourceHandlers:
         await create_on(self, request, namespace, name, sub)
 
     # --- subresource GET -----------------------------------------------------------------------
-    async def get_subresource(self, request: Any, namespace: str, name: str, subresource: str) -> None:
+    async def get_subresource(self, request: Any, namespace: str, name: str,
+                              subresource: str) -> None:
         out = self.negotiate(request)
         sub = self.subresources[subresource]
         if isinstance(sub, Store):

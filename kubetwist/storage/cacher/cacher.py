@@ -223,7 +223,7 @@ class _ResourceCache:
             d.callback(False)
         self._fresh_waiters = []
 
-    # -- readiness (upstream ready.go) --------------------------------------------------------------
+    # -- readiness (upstream ready.go) -------------------------------------------------------------
     def _fire_ready(self, ok: bool) -> None:
         waiters, self._ready_waiters = self._ready_waiters, []
         for d in waiters:
@@ -245,7 +245,7 @@ class _ResourceCache:
         self._ready_waiters.append(d)
         return d
 
-    # -- freshness (upstream waitUntilFreshAndBlock) --------------------------------------------------
+    # -- freshness (upstream waitUntilFreshAndBlock) -----------------------------------------------
     def wait_fresh(self, revision: int) -> Deferred:
         """
         Fire with C{True} once the cache has reached C{revision}, or C{False} when it cannot
@@ -425,11 +425,12 @@ class Cacher:
         rc = self._cache(prepare_key(self._prefix, root, recursive=True))
         return rc.wait_ready() if rc is not None else succeed(False)
 
-    # -- writes and plain reads: the backend ------------------------------------------------------------
+    # -- writes and plain reads: the backend -------------------------------------------------------
     def create(self, key: str, obj: dict) -> Deferred:
         return self.backend.create(key, obj)
 
-    def delete(self, key: str, preconditions: Any = None, validate_deletion: Any = None) -> Deferred:
+    def delete(self, key: str, preconditions: Any = None,
+               validate_deletion: Any = None) -> Deferred:
         return self.backend.delete(key, preconditions, validate_deletion)
 
     def guaranteed_update(self, key: str, try_update: Any, preconditions: Any = None,
@@ -457,7 +458,7 @@ class Cacher:
         backend = getattr(self.backend, "compact_revision", 0)
         return max(self._compacted, backend if isinstance(backend, int) else 0)
 
-    # -- get ------------------------------------------------------------------------------------------
+    # -- get ---------------------------------------------------------------------------------------
     def get(self, key: str, resource_version: str = "", ignore_not_found: bool = False) -> Deferred:
         """
         Upstream C{Cacher.Get}: C{""} reads the backend; C{"0"} the cache as it is; C{"N"} the
@@ -480,7 +481,7 @@ class Cacher:
             raise KeyNotFoundError(full)
         return copy_object(obj)
 
-    # -- list -----------------------------------------------------------------------------------------
+    # -- list --------------------------------------------------------------------------------------
     def get_list(self, key: str, recursive: bool = True, resource_version: str = "",
                  resource_version_match: str = "", limit: int = 0, continue_token: str = "",
                  predicate: SelectionPredicate = EVERYTHING) -> Deferred:
@@ -545,7 +546,7 @@ class Cacher:
         selected = [copy_object(obj) for obj in items]
         return ListResult(selected, str(read_rv), token, remaining)
 
-    # -- watch ----------------------------------------------------------------------------------------
+    # -- watch -------------------------------------------------------------------------------------
     def watch(self, key: str, resource_version: str = "", recursive: bool = False,
               predicate: SelectionPredicate = EVERYTHING, allow_watch_bookmarks: bool = False,
               send_initial_events: bool | None = None,
@@ -677,7 +678,7 @@ class Cacher:
         source.done.addCallback(lambda _: watcher.close())
         source.subscribe(watcher.watch.send)
 
-    # -- lifecycle ------------------------------------------------------------------------------------
+    # -- lifecycle ---------------------------------------------------------------------------------
     def stop(self) -> Deferred:
         """Stop every cache (closing client watches) and the backend."""
         self._stopped = True
