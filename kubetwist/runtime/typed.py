@@ -36,6 +36,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, Optional
 
+from kubetwist.runtime import gofmt
 from kubetwist.runtime import types as typetables
 
 #: Go's C{encoding/json} nesting limit (C{maxNestingDepth}).
@@ -160,18 +161,8 @@ def fields_by_json(type_name: str) -> dict:
     return out
 
 
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+#: Go's JSON kind names (one definition: L{kubetwist.runtime.gofmt.json_kind}).
+_json_kind = gofmt.json_kind
 
 
 class _Abort(Exception):
