@@ -13,6 +13,7 @@ L{kubetwist.apis.core.podspec_defaults} and L{kubetwist.apis.core.podspec_valida
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import json
 from typing import Any
@@ -812,28 +813,16 @@ POD_STATUS_STRATEGY = Strategy(
     table=_pod_table(),
 )
 
-POD_RESIZE_STRATEGY = Strategy(
-    kind="Pod",
-    group="",
-    namespaced=True,
-    default=default_pod,
-    prepare_for_create=prepare_pod_for_create,
+# the pod subresources' strategies differ from the status strategy only in their update
+# preparation and validation (upstream podResizeStrategy, podEphemeralContainersStrategy)
+POD_RESIZE_STRATEGY = dataclasses.replace(
+    POD_STATUS_STRATEGY,
     prepare_for_update=prepare_pod_resize_for_update,
-    validate=validate_pod,
     validate_update=validate_pod_resize,
-    field_attrs=pod_field_attrs,
-    table=_pod_table(),
 )
 
-POD_EPHEMERALCONTAINERS_STRATEGY = Strategy(
-    kind="Pod",
-    group="",
-    namespaced=True,
-    default=default_pod,
-    prepare_for_create=prepare_pod_for_create,
+POD_EPHEMERALCONTAINERS_STRATEGY = dataclasses.replace(
+    POD_STATUS_STRATEGY,
     prepare_for_update=prepare_pod_ephemeral_containers_for_update,
-    validate=validate_pod,
     validate_update=validate_pod_ephemeral_containers_update,
-    field_attrs=pod_field_attrs,
-    table=_pod_table(),
 )
