@@ -170,7 +170,10 @@ class KubeAPIService(MultiService):
                 admission_plugins=o.get("admission-plugins"),
             ),
             authenticator=authenticator,
-            authorizer=authorization.from_modes(o["authorization-mode"]),
+            authorizer=authorization.from_modes(
+                o["authorization-mode"],
+                authorization.AuthorizerConfig(storage=self.storage, reactor=self.reactor,
+                                               options=o)),
             version_info=self.version_info(),
             server_address=f"{advertise}:{o['secure-port']}",
             shutdown_check=self._shutdown_check,

@@ -324,7 +324,7 @@ class Options(usage.Options):
 
         modes = [m.strip() for m in o["authorization-mode"].split(",") if m.strip()]
         try:
-            authorization.from_modes(modes)
+            authorization.validate_modes(modes)
         except ValueError as e:
             raise usage.UsageError(str(e)) from None
         o["authorization-mode"] = modes

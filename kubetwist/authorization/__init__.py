@@ -12,7 +12,8 @@ privileged-group authorizer, placed first).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 from twisted.internet import defer
 from zope.interface import implementer
@@ -27,12 +28,11 @@ from kubetwist.authorization.authorizer import (
     IRuleResolver,
 )
 
-MODES = ("AlwaysAllow", "AlwaysDeny")
-
 __all__ = [
-    "ALLOW", "DENY", "NO_OPINION", "DECISIONS", "MODES", "Attributes", "IAuthorizer",
+    "ALLOW", "DENY", "NO_OPINION", "DECISIONS", "Attributes", "IAuthorizer",
     "IRuleResolver", "AlwaysAllow", "AlwaysDeny", "PrivilegedGroups", "UnionAuthorizer",
-    "from_modes", "forbidden_message",
+    "from_modes", "forbidden_message", "AuthorizerConfig", "MODE_FACTORIES",
+    "validate_modes",
 ]
 
 
@@ -127,24 +127,65 @@ class UnionAuthorizer:
         return resource, non_resource, incomplete, error
 
 
-def from_modes(modes: list[str]) -> UnionAuthorizer:
+@dataclass(frozen=True)
+class AuthorizerConfig:
+    """
+    What a mode's factory may build its authorizer from (upstream
+    C{authorizer.Config}): C{storage} (the chain's L{IStorage
+    <kubetwist.storage.interfaces.IStorage>}, the Cacher in a running server), C{reactor}
+    (clock and scheduling) and C{options} (the parsed flags, a mapping of flag name to value).
+    Every field may be C{None} in unit tests of the modes that need none of them.
+    """
+
+    storage: Any = None
+    reactor: Any = None
+    options: Any = None
+
+
+def _always_allow(config: AuthorizerConfig) -> Any:
+    return AlwaysAllow()
+
+
+def _always_deny(config: AuthorizerConfig) -> Any:
+    return AlwaysDeny()
+
+
+#: C{--authorization-mode} name -> factory C{(AuthorizerConfig) -> IAuthorizer}; a mode
+#: module registers itself here (upstream C{modes.AuthorizationModeChoices}).
+MODE_FACTORIES: dict[str, Callable[[AuthorizerConfig], Any]] = {
+    "AlwaysAllow": _always_allow,
+    "AlwaysDeny": _always_deny,
+}
+
+
+def from_modes(modes: list[str], config: AuthorizerConfig | None = None) -> UnionAuthorizer:
     """
     Build the union for C{--authorization-mode} (a list of mode names, in order), behind the
-    privileged-group authorizer.
+    privileged-group authorizer; each mode's authorizer comes from L{MODE_FACTORIES} given
+    C{config}.
 
     @raise ValueError: an unknown mode (C{authorization-mode "X" is not supported ...}).
     """
+    validate_modes(modes)
+    config = config or AuthorizerConfig()
     out: list[Any] = [PrivilegedGroups()]
     for m in modes:
-        if m == "AlwaysAllow":
-            out.append(AlwaysAllow())
-        elif m == "AlwaysDeny":
-            out.append(AlwaysDeny())
-        else:
-            raise ValueError(
-                f'authorization-mode "{m}" is not supported (supported: {", ".join(MODES)})'
-            )
+        out.append(MODE_FACTORIES[m](config))
     return UnionAuthorizer(out)
+
+
+def validate_modes(modes: list[str]) -> None:
+    """
+    Check C{--authorization-mode}'s names without building anything (the flag check at start).
+
+    @raise ValueError: an unknown mode (C{authorization-mode "X" is not supported ...}).
+    """
+    for m in modes:
+        if m not in MODE_FACTORIES:
+            raise ValueError(
+                f'authorization-mode "{m}" is not supported (supported: '
+                f'{", ".join(MODE_FACTORIES)})'
+            )
 
 
 def forbidden_message(attributes: Attributes, reason: str) -> str:
