@@ -115,8 +115,10 @@ def go_escape(data: bytes) -> bytes:
 
 # --- Go's field order ---------------------------------------------------------------------
 
-#: type name -> ({json name: (position, action, sub type, omit)}, embeds TypeMeta)
-_PLANS: dict[str, tuple[dict[str, tuple[int, int, str, int]], bool]] = {}
+#: type name -> ({json name: (position, action, sub type, omit)}, embeds TypeMeta,
+#: ((json name, position, zero value or struct type name), ...) of the fields Go writes even
+#: when unset)
+_PLANS: dict[str, tuple[dict[str, tuple[int, int, str, int]], bool, tuple]] = {}
 _TABLES: list = []
 
 # what to do with a field's value
@@ -136,11 +138,44 @@ def _tables() -> tuple[Any, frozenset]:
     return _TABLES[0]
 
 
-def _plan(type_name: str) -> tuple[dict[str, tuple[int, int, str, int]], bool]:
+#: The JSON of a special type's Go zero value, for the non-pointer fields Go always writes:
+#: C{metav1.Time{}} and C{MicroTime{}} marshal to C{null}, C{resource.Quantity{}} to C{"0"},
+#: C{intstr.IntOrString{}} to C{0}, C{metav1.Duration{}} to C{"0s"}, a nil C{RawExtension} /
+#: C{ExtraValue} / C{FieldsV1} to C{null}.
+_SPECIAL_ZERO = {"Time": None, "MicroTime": None, "Quantity": "0", "IntOrString": 0,
+                 "Duration": "0s", "RawExtension": None, "ExtraValue": None, "FieldsV1": None}
+_SCALAR_ZERO = {"string": "", "int32": 0, "int64": 0, "bool": False, "double": 0, "bytes": None}
+
+
+class _Struct(str):
+    """A zero value that is a struct: filled from its own plan (the type name)."""
+
+
+def _zero(f: Any, typetables: Any) -> Any:
+    """
+    What Go's C{encoding/json} writes for field C{f} of a zero struct, or L{_NO_ZERO} when it
+    writes nothing (C{omitempty} on a pointer, slice, map or scalar).  Struct fields are written
+    even with C{omitempty} (encoding/json never finds a struct empty).
+    """
+    if f.pointer or f.container or f.type in _SCALAR_ZERO or f.type == "ExtraValue":
+        if f.omitempty:
+            return _NO_ZERO
+        return _SCALAR_ZERO.get(f.type) if not (f.pointer or f.container) else None
+    if f.type in typetables.TYPES:
+        return _Struct(f.type)
+    return _SPECIAL_ZERO.get(f.type, _NO_ZERO)
+
+
+_NO_ZERO = object()
+
+
+def _plan(type_name: str) -> tuple[dict[str, tuple[int, int, str, int]], bool, tuple]:
     """How to order one message type: its fields in Go's JSON order (inline structs'
-    fields promoted in place), what each value needs, and C{omitempty}'s rule."""
+    fields promoted in place), what each value needs, C{omitempty}'s rule, and the zero values
+    of the fields Go writes even when unset (L{_zero})."""
     typetables, kinds = _tables()
     fields: list[tuple[str, int, str, int]] = []
+    zeros: list[tuple[str, int, Any]] = []
 
     def add(name: str) -> None:
         for f in typetables.TYPES[name].fields:
@@ -172,19 +207,31 @@ def _plan(type_name: str) -> tuple[dict[str, tuple[int, int, str, int]], bool]:
             else:
                 # structs (Time, Quantity, messages) are never empty to encoding/json
                 omit = _KEEP
+            zero = _zero(f, typetables)
+            if zero is not _NO_ZERO:
+                zeros.append((f.json_name, len(fields), zero))
             fields.append((f.json_name, action, f.type, omit))
 
     add(type_name)
     index = {name: (pos, action, sub, omit)
              for pos, (name, action, sub, omit) in enumerate(fields)}
-    plan = _PLANS[type_name] = (index, type_name in kinds)
+    plan = _PLANS[type_name] = (index, type_name in kinds, tuple(zeros))
     return plan
+
+
+def zero_object(type_name: str) -> dict[str, Any]:
+    """
+    The JSON Go writes for the zero value of struct C{type_name} (a full type name of the
+    type tables, e.g. C{io.k8s.api.core.v1.PodSpec}): a fresh dict, in Go's field order, with
+    every field Go writes although unset (L{_zero}) and nothing else.
+    """
+    return _message(type_name, {})
 
 
 def _message(type_name: str, obj: Any, top: bool = False) -> Any:
     if obj.__class__ is not dict:
         return obj
-    index, is_kind = _PLANS.get(type_name) or _plan(type_name)
+    index, is_kind, zeros = _PLANS.get(type_name) or _plan(type_name)
     get = index.get
     known = []
     unknown = None
@@ -214,6 +261,11 @@ def _message(type_name: str, obj: Any, top: bool = False) -> Any:
             elif value is None or value == "" or value is False or (
                     value == 0 and value.__class__ is not str):
                 continue
+        if value is None and action == _MSG and omit == _KEEP:
+            # JSON null decodes to the zero struct, which is written back as one
+            zero = _zero_of(type_name, key)
+            if zero.__class__ is _Struct:
+                value = {}
         if action and value is not None:
             if action == _MSG:
                 value = _message(sub, value)
@@ -234,6 +286,14 @@ def _message(type_name: str, obj: Any, top: bool = False) -> Any:
             ordered = False
         last = pos
         known.append((pos, key, value))
+    for key, pos, zero in zeros:
+        if key not in obj:
+            if zero.__class__ is _Struct:
+                zero = zero_object(zero)
+            if pos < last:
+                ordered = False
+            last = pos
+            known.append((pos, key, zero))
     out: dict[str, Any] = {}
     if head is not None:
         # the embedded TypeMeta comes first
@@ -251,6 +311,13 @@ def _message(type_name: str, obj: Any, top: bool = False) -> Any:
     return out
 
 
+def _zero_of(type_name: str, key: str) -> Any:
+    for name, _, zero in _PLANS[type_name][2]:
+        if name == key:
+            return zero
+    return _NO_ZERO
+
+
 def _sorted_keys(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _sorted_keys(value[k]) for k in sorted(value)}
@@ -262,9 +329,12 @@ def _sorted_keys(value: Any) -> Any:
 def go_order(obj: Any) -> Any:
     """
     C{obj} as Go's C{encoding/json} writes the typed object: C{kind}, C{apiVersion}, then the
-    struct fields in declaration order (from the type tables), map keys sorted, and the
+    struct fields in declaration order (from the type tables), map keys sorted, the
     C{omitempty} fields holding Go's zero value (C{""}, C{0}, C{false}, nil, empty slices and
-    maps; never structs) left out.  Kinds without tables, and keys unknown to the tables, keep
+    maps; never structs) left out, and the fields Go writes although they are unset added with
+    Go's zero value (C{""}, C{0}, C{false}, C{null} for nil pointers, slices and maps, structs
+    filled the same way, e.g. a CRD's C{status.acceptedNames: {plural: "", kind: ""}} and
+    C{conditions: null}; L{_zero}).  Kinds without tables, and keys unknown to the tables, keep
     their order (after the known ones).  Values are shared, not copied.
     """
     if obj.__class__ is not dict:

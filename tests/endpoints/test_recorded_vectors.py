@@ -21,12 +21,10 @@ from tools import record_vectors as rv
 
 VECTORS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "vectors")
 
-_CRD_ZERO = "Go zero values of apiextensions types (class 2): the CRD zero value managedFields use"
 _GO_VALUES = "Go-value formatting of whole structs in messages (cmp.Diff, %#v of a PodTemplateSpec)"
 
 #: Vector ids (script, id) whose difference belongs to work owned elsewhere, with the class.
 PENDING: dict[tuple[str, str], str] = {
-    ("crd", "crd-create"): _CRD_ZERO,
     ("core", "pod-update-forbidden-field"): _GO_VALUES,
     ("batch", "job-update-template-immutable"): _GO_VALUES,
 }

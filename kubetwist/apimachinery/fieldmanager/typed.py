@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kubetwist.runtime import codec
 from kubetwist.runtime import types as rtypes
 
 __all__ = [
@@ -232,44 +233,17 @@ def _from_structural(s: dict, root: bool = False) -> Node:
 
 
 # --- Go zero values -------------------------------------------------------------------------
-_SPECIAL_ZERO = {"Time": None, "MicroTime": None, "Quantity": "0", "IntOrString": 0,
-                 "Duration": "0s", "RawExtension": None, "FieldsV1": None, "ExtraValue": None}
-_SCALAR_ZERO = {"string": "", "bytes": None, "int32": 0, "int64": 0, "bool": False,
-                "double": 0}
-
-
 def zero_value(group: str, version: str, kind: str) -> dict:
     """
     The JSON of a zero-valued Go object of a built-in kind (what upstream's C{r.New()} turns
     into when converted to unstructured): non-pointer structs present, non-omitempty scalars
-    at their zero, nil slices/maps/pointers C{null} unless C{omitempty}.  Used as the live
-    object of a create, so that C{Update} entries mark the same fields as upstream.
+    at their zero, nil slices/maps/pointers C{null} unless C{omitempty}
+    (L{kubetwist.runtime.codec.zero_object}).  Used as the live object of a create, so that
+    C{Update} entries mark the same fields as upstream.
     """
-    name = rtypes.lookup_kind(group, version, kind)
+    name = rtypes.lookup_kind(group, version, kind, protobuf=True)
     if name is None:
         return {}
-    return _zero_struct(name, 0)
+    return codec.zero_object(name)
 
 
-def _zero_struct(type_name: str, depth: int) -> dict:
-    out: dict = {}
-    if depth > 12:
-        return out
-    for fd in rtypes.fields_of(type_name):
-        if fd.inline and not fd.json_name:
-            out.update(_zero_struct(fd.type, depth + 1))
-            continue
-        if fd.pointer or fd.container:
-            if not fd.omitempty:
-                out[fd.json_name] = None
-            continue
-        if fd.type in _SPECIAL_ZERO:
-            if fd.type in ("Time", "MicroTime") or not fd.omitempty:
-                out[fd.json_name] = _SPECIAL_ZERO[fd.type]
-            continue
-        if fd.type in _SCALAR_ZERO:
-            if not fd.omitempty:
-                out[fd.json_name] = _SCALAR_ZERO[fd.type]
-            continue
-        out[fd.json_name] = _zero_struct(fd.type, depth + 1)
-    return out
