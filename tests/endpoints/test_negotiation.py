@@ -221,10 +221,30 @@ class EncodingTests(SynchronousTestCase):
                "kind": "Pod"}
         out = codec.go_order(pod)
         self.assertEqual(list(out), ["kind", "apiVersion", "metadata", "spec", "status"])
-        self.assertEqual(list(out["metadata"]), ["name", "labels", "managedFields"])
+        # metav1.Time is a struct, which encoding/json writes even under omitempty: null
+        self.assertEqual(list(out["metadata"]),
+                         ["name", "creationTimestamp", "labels", "managedFields"])
+        self.assertIsNone(out["metadata"]["creationTimestamp"])
         self.assertEqual(list(out["metadata"]["labels"]), ["a", "z"])
         self.assertEqual(list(out["metadata"]["managedFields"][0]), ["manager", "apiVersion"])
         self.assertEqual(list(out["spec"]), ["containers", "dnsPolicy"])
+        # fields without omitempty are written at Go's zero value, structs filled likewise
+        crd = codec.go_order({"apiVersion": "apiextensions.k8s.io/v1",
+                              "kind": "CustomResourceDefinition",
+                              "status": {"storedVersions": ["v1"]}})
+        self.assertEqual(crd["status"], {"conditions": None,
+                                         "acceptedNames": {"plural": "", "kind": ""},
+                                         "storedVersions": ["v1"]})
+        self.assertEqual(list(crd["status"]), ["conditions", "acceptedNames", "storedVersions"])
+        deployment = codec.go_order({"apiVersion": "apps/v1", "kind": "Deployment",
+                                     "spec": {"template": {"spec": {"containers": [{}]}}}})
+        self.assertEqual(deployment["spec"]["selector"], None)
+        self.assertEqual(deployment["spec"]["strategy"], {})
+        self.assertEqual(deployment["spec"]["template"]["metadata"],
+                         {"creationTimestamp": None})
+        self.assertEqual(deployment["spec"]["template"]["spec"]["containers"][0],
+                         {"name": "", "resources": {}})
+        self.assertEqual(deployment["status"], {})
         # kinds without tables are left alone
         cr = {"spec": 1, "apiVersion": "example.com/v1", "kind": "Widget"}
         self.assertEqual(list(codec.go_order(cr)), ["spec", "apiVersion", "kind"])

@@ -162,7 +162,8 @@ class CachedWatchTests(CachedChainMixin, WatchTests):
         self.treq.flush()
         self.assertEqual(self.events(chunks), [{"type": "BOOKMARK", "object": {
             "kind": "ConfigMap", "apiVersion": "v1",
-            "metadata": {"resourceVersion": other["metadata"]["resourceVersion"]}}}])
+            "metadata": {"resourceVersion": other["metadata"]["resourceVersion"],
+                         "creationTimestamp": None}}}])
 
     def test_legacy_watch_ends_initial_events_with_bookmark(self):
         """A watch from "" or "0" that allows bookmarks gets the existing objects as ADDED,
@@ -200,6 +201,7 @@ class CachedWatchTests(CachedChainMixin, WatchTests):
         self.assertEqual(evs[end[0]]["object"], {
             "kind": "ConfigMap", "apiVersion": "v1",
             "metadata": {"resourceVersion": str(int(b["metadata"]["resourceVersion"]) - 1),
+                         "creationTimestamp": None,
                          "annotations": {"k8s.io/initial-events-end": "true",
                                          "kubernetes.io/initial-events-list-blueprint":
                                              BLUEPRINT}}})
