@@ -27,8 +27,6 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from kubetwist.apiextensions.schema import cel_cost
-from kubetwist.apiextensions.schema.cel_lib import ENV_CONFIG_YAML, FUNCTION_IMPLS
 from kubetwist.apimachinery.field import (
     FieldError,
     Path,
@@ -40,6 +38,9 @@ from kubetwist.apimachinery.field import (
     not_supported,
     required,
 )
+from kubetwist.cel import cost as cel_cost
+from kubetwist.cel import strip_status as _strip_status
+from kubetwist.cel.library import ENV_CONFIG_YAML, FUNCTION_IMPLS
 
 __all__ = [
     "PER_CALL_LIMIT",
@@ -328,15 +329,6 @@ def _env(self_type: Any, mode: str) -> Any:
             env = cel.NewEnv(config=_config, variables=variables, function_impls=FUNCTION_IMPLS)
             _env_cache[key] = env
         return env
-
-
-_STATUS_PREFIX = re.compile(r"^[A-Z_]+: ")
-_STATUS_SUFFIX = re.compile(r" \[[A-Z_]+\]$")
-
-
-def _strip_status(text: str) -> str:
-    text = _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", text.strip(), count=1))
-    return text
 
 
 def _snippet(source: str, offset: int, message: str) -> str:

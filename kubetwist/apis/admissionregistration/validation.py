@@ -7,7 +7,7 @@ C{ValidateWebhookService} of C{k8s.io/apiserver/pkg/util/webhook/validation.go},
 compile step of C{k8s.io/apiserver/pkg/admission/plugin/cel/compile.go}.
 
 CEL expressions are compiled with the project's CEL runtime (the environment of
-L{kubetwist.apiextensions.schema.cel_lib}) with C{object}, C{oldObject}, C{request},
+L{kubetwist.cel.library}) with C{object}, C{oldObject}, C{request},
 C{namespaceObject} (and C{params}, C{variables} when the policy has them) declared C{dyn}:
 syntax errors, unknown functions and undeclared variables are refused as upstream does
 (C{compilation failed: ERROR: <input>:L:C: ...}), and expressions whose type is known to
@@ -255,7 +255,7 @@ def _go_type_name(runtime_name: str) -> str:
 def _env(has_params: bool, has_variables: bool) -> Any:
     from cel_expr_python import cel
 
-    from kubetwist.apiextensions.schema.cel_lib import ENV_CONFIG_YAML, FUNCTION_IMPLS
+    from kubetwist.cel.library import ENV_CONFIG_YAML, FUNCTION_IMPLS
 
     key = (has_params, has_variables)
     with _env_lock:
@@ -285,7 +285,7 @@ def compile_expression(expression: str, returns: tuple[str, ...], has_params: bo
     """
     if "authorizer" in expression:
         return None
-    from kubetwist.apiextensions.schema.cel import _strip_status
+    from kubetwist.cel import strip_status as _strip_status
 
     try:
         compiled = _env(has_params, has_variables).compile(expression)
