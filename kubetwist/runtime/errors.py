@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubetwist.apimachinery.field import FieldError, aggregate_message
+from kubetwist.runtime.field import FieldError, aggregate_message
 
 
 def group_resource_string(group: str, resource: str) -> str:
