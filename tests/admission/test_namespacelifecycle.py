@@ -22,6 +22,13 @@ class NamespaceLifecycleTests(KubeTestCase):
                          (404, "NotFound", 'namespaces "nope" not found'))
         self.assertEqual(body["details"], {"name": "nope", "kind": "namespaces"})
 
+    def test_missing_namespace_before_validation(self) -> None:
+        """The check is in the mutating phase, as upstream's C{Admit}: an invalid object in a
+        missing namespace is 404, not 422."""
+        code, body, _ = self.request("POST", "/api/v1/namespaces/nope/configmaps",
+                                     _cm("Not_A_Valid_Name"))
+        self.assertEqual((code, body["reason"]), (404, "NotFound"))
+
     def test_namespace_created_just_now(self) -> None:
         """A namespace created a moment ago is found (live lookup)."""
         code, _, _ = self.request("POST", "/api/v1/namespaces",

@@ -15,20 +15,18 @@ from typing import Any
 
 from zope.interface import implementer
 
-from kubetwist.admission.interfaces import IValidationInterface
+from kubetwist.admission.interfaces import IMutationInterface
 from kubetwist.runtime import errors
 
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 
 
-@implementer(IValidationInterface)
+@implementer(IMutationInterface)
 class NamespaceLifecycle:
     """
-    The plugin (see the module docstring).
-
-    Upstream checks in its C{Admit} (mutating phase); kubetwist checks in the validating
-    phase, after the strategy's validation, so an invalid object in a missing namespace is
-    422 here where upstream answers 404.
+    The plugin (see the module docstring).  It checks in C{admit}, the mutating phase, as
+    upstream's C{Lifecycle.Admit} does: before the strategy's validation, so an invalid
+    object in a missing namespace is 404, not 422.
     """
 
     name = "NamespaceLifecycle"
@@ -58,7 +56,7 @@ class NamespaceLifecycle:
                     raise
         raise errors.new_not_found("", "namespaces", name)
 
-    async def validate(self, a: Any) -> None:
+    async def admit(self, a: Any) -> None:
         """
         @raise StatusError: 404 C{namespaces "x" not found}; 403 for a terminating namespace
             or an immortal one being deleted.

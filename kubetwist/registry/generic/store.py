@@ -618,6 +618,8 @@ class Store:
         first = self._before_delete(copy.deepcopy(current), options)
         if first.pending:
             return self._finalize_delete(current), False
+        # upstream AdmissionToValidateObjectDeleteFunc: mutating, then validating admission
+        await admission.mutate("DELETE", current, current)
         await admission.validate("DELETE", current, current)
         pending_finalizers = self.has_pending_finalizers(current)
         finalizers_change, _ = deletion.gc_finalizers(self.gc_policy, current, options)
