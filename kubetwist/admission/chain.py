@@ -90,14 +90,17 @@ class AdmissionChain:
         """
         Bind the chain to one request on the resource C{spec} (a C{ResourceSpec}) describes.
 
-        @param options: the request's Create/Update/DeleteOptions, if any.
+        @param options: the request's options by operation (C{{"CREATE": CreateOptions,
+            "UPDATE": UpdateOptions, "DELETE": DeleteOptions}}, each a C{meta.k8s.io/v1}
+            object as a dict), if any: a patch holds both C{UPDATE} and C{CREATE} (an apply
+            that creates), as upstream's patcher does.
         """
 
         def attributes(operation: str, obj: Optional[dict], old: Optional[dict]) -> Attributes:
             return Attributes.for_spec(
                 operation, spec, subresource, namespace,
                 name or (obj or {}).get("metadata", {}).get("name", ""),
-                obj, old, user, dry_run, options,
+                obj, old, user, dry_run, (options or {}).get(operation),
             )
 
         async def mutate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:

@@ -13,6 +13,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from kubetwist.admission.chain import AdmissionChain, Attributes
 from kubetwist.registry.rest import ResourceSpec
 from kubetwist.runtime import errors
+from tests.support import KubeTestCase
 
 SPEC = ResourceSpec("", "v1", "configmaps", "ConfigMap", "configmap")
 
@@ -111,3 +112,38 @@ class ChainTests(SynchronousTestCase):
         admission = AdmissionChain([]).for_request(SPEC, "", "ns", "x", None, False)
         self.wait(admission.mutate("CREATE", {}, None))
         self.wait(admission.validate("CREATE", {}, None))
+
+
+class OptionsThroughServerTests(KubeTestCase):
+    """Admission sees each request's options object (upstream C{Attributes.GetOperationOptions},
+    an AdmissionReview's C{request.options})."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.seen: list = []
+        seen = self.seen
+
+        class Options:
+            def handles(self, operation: str) -> bool:
+                return True
+
+            def validate(self, a: Attributes) -> None:
+                seen.append((a.operation, a.options))
+
+        self.kube.admission.internal.append(Options())
+
+    def test_options_by_operation(self) -> None:
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}
+        base = "/api/v1/namespaces/default/configmaps"
+        self.assertEqual(self.request(
+            "POST", base + "?fieldManager=me&fieldValidation=Strict", cm)[0], 201)
+        self.assertEqual(self.request("PUT", base + "/a?dryRun=All", cm)[0], 200)
+        self.assertEqual(self.request("DELETE", base + "/a?propagationPolicy=Orphan")[0], 200)
+        self.assertEqual(self.seen, [
+            ("CREATE", {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1",
+                        "fieldManager": "me", "fieldValidation": "Strict"}),
+            ("UPDATE", {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1",
+                        "dryRun": ["All"]}),
+            ("DELETE", {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
+                        "propagationPolicy": "Orphan"}),
+        ])

@@ -61,7 +61,8 @@ class ChainTests(SynchronousTestCase):
         log: list = []
         chain = AdmissionChain([Recorder("a", log), ValidateOnly(log), Recorder("b", log)],
                                internal=[Recorder("internal", log)])
-        bound = chain.for_request(DEPLOYMENTS, "", "ns", "", "user", True, {"dryRun": ["All"]})
+        bound = chain.for_request(DEPLOYMENTS, "", "ns", "", "user", True,
+                                  {"CREATE": {"dryRun": ["All"]}})
         obj = {"metadata": {"name": "d"}}
         self.successResultOf(defer.ensureDeferred(bound.mutate("CREATE", obj, None)))
         self.successResultOf(defer.ensureDeferred(bound.validate("CREATE", obj, None)))

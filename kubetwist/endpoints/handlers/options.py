@@ -197,6 +197,32 @@ def _validate_list_options(query: dict[str, list[str]], rv: str, rv_match: str, 
                         "specifying resource version is not allowed when using continue")
 
 
+def write_options(query: dict[str, list[str]], kind: str) -> dict:
+    """
+    The C{CreateOptions} / C{UpdateOptions} of a write as admission sees them (upstream
+    C{metav1.CreateOptions} decoded from the query, the C{options} of an AdmissionReview):
+    C{{"kind": kind, "apiVersion": "meta.k8s.io/v1"}} plus C{dryRun} (a list),
+    C{fieldManager} and C{fieldValidation} when the query gives them.
+    """
+    out: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+    if query.get("dryRun"):
+        out["dryRun"] = list(query["dryRun"])
+    for key in ("fieldManager", "fieldValidation"):
+        value = first(query, key)
+        if value:
+            out[key] = value
+    return out
+
+
+def admission_options(query: dict[str, list[str]], *operations: str) -> dict[str, dict]:
+    """
+    The options of each admission operation of a request (C{"CREATE"} -> CreateOptions,
+    C{"UPDATE"} -> UpdateOptions; L{write_options}), for C{AdmissionChain.for_request}.
+    """
+    kinds = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions"}
+    return {op: write_options(query, kinds[op]) for op in operations}
+
+
 def delete_options(query: dict[str, list[str]], body: Optional[dict]) -> dict:
     """
     The request's C{DeleteOptions} (upstream C{handlers/delete.go}): the body when there is

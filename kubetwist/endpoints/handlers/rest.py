@@ -81,10 +81,15 @@ class ResourceHandlers:
         self.patch_meta = patch_meta
 
     # --- helpers ------------------------------------------------------------------------------
-    def _admission(self, request: Any, namespace: str, name: str, subresource: str, dry: bool):
+    def _admission(self, request: Any, namespace: str, name: str, subresource: str, dry: bool,
+                   options: Optional[dict] = None):
+        """The admission chain bound to this request; C{options} by operation (see
+        C{AdmissionChain.for_request}), by default the query's Create and Update options."""
+        if options is None:
+            options = opts.admission_options(_query(request), "CREATE", "UPDATE")
         return self.admission.for_request(
-            self.spec, subresource, namespace, name, getattr(request, "kube_user", None), dry
-        )
+            self.spec, subresource, namespace, name, getattr(request, "kube_user", None), dry,
+            options)
 
     def _respond(self, request: Any, code: int, obj: dict, out: Output,
                  convertor_store: Optional[Store] = None) -> None:
@@ -657,7 +662,8 @@ class ResourceHandlers:
         dry = opts.dry_run(q)
         body = _optional_body(request)
         delete_opts = opts.delete_options(q, body)
-        admission = self._admission(request, namespace, name, "", dry)
+        admission = self._admission(request, namespace, name, "", dry,
+                                    {"DELETE": _delete_options_object(delete_opts)})
         _add_warnings(request, self.store.strategy.delete_warnings(delete_opts))
         result, deleted = await self.store.delete(namespace, name, delete_opts, admission, dry)
         # upstream: 202 only when kept and the deprecated orphanDependents=false was sent
@@ -671,7 +677,8 @@ class ResourceHandlers:
         body = _optional_body(request)
         delete_opts = opts.delete_options(q, body)
         list_opts = opts.list_options(q, self.store.strategy)
-        admission = self._admission(request, namespace, "", "", dry)
+        admission = self._admission(request, namespace, "", "", dry,
+                                    {"DELETE": _delete_options_object(delete_opts)})
         result = await self.store.delete_collection(namespace, list_opts, delete_opts, admission,
                                                     dry)
         if result.get("kind") == "Status":
@@ -748,6 +755,12 @@ class ResourceHandlers:
             write_object(request, 200, await sub.get(namespace, name), out.media)
         else:
             await sub.get(request, self, namespace, name, out)
+
+
+def _delete_options_object(delete_opts: dict) -> dict:
+    """The request's DeleteOptions as admission sees them: a C{meta.k8s.io/v1} object."""
+    return {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
+            **{k: v for k, v in delete_opts.items() if k not in ("kind", "apiVersion")}}
 
 
 def _warn_when_valid(admission: Any, request: Any, warnings: list[str]) -> Any:
