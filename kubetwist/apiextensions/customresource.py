@@ -37,6 +37,7 @@ from kubetwist.apimachinery.field import FieldError, Path
 from kubetwist.endpoints.handlers.options import field_validation_mode
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.installer import APIGroupVersion, APIResource
+from kubetwist.endpoints.request import context_of
 from kubetwist.registry.generic.scale import ScaleREST
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import ResourceSpec, Strategy, TableConvertor
@@ -429,9 +430,7 @@ class CustomResourceHandlers(ResourceHandlers):
         text = ", ".join(f'unknown field "{p}"' for p in unknown)
         if mode == "Strict":
             raise errors.new_bad_request(f"{prefix}strict decoding error: {text}")
-        warnings = getattr(request, "kube_warnings", None)
-        if warnings is None:
-            warnings = request.kube_warnings = []
+        warnings = context_of(request).warnings
         for p in unknown:
             w = f'unknown field "{p}"'
             if w not in warnings:
@@ -532,15 +531,11 @@ class _WarningResource(Resource):
         self.inner = inner
 
     def render(self, request: Any) -> Any:
-        info = getattr(request, "kube_info", None)
-        resource = getattr(info, "resource", "") or ""
+        ctx = context_of(request)
+        resource = getattr(ctx.request_info, "resource", "") or ""
         extra = self.agv.warnings.get(resource) or []
         if extra:
-            warnings = getattr(request, "kube_warnings", None)
-            if warnings is None:
-                request.kube_warnings = list(extra)
-            else:
-                warnings.extend(w for w in extra if w not in warnings)
+            ctx.warnings.extend(w for w in extra if w not in ctx.warnings)
         return self.inner.render(request)
 
 

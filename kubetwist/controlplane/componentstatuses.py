@@ -18,6 +18,7 @@ from kubetwist.endpoints.discovery import NO_STORAGE_VERSION
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.installer import APIResource
+from kubetwist.endpoints.request import context_of
 from kubetwist.registry.rest import ResourceSpec
 from kubetwist.runtime import errors
 
@@ -29,10 +30,8 @@ class ComponentStatusHandlers(ResourceHandlers):
     every request and upstream's 405 for C{?watch=true} (no watcher)."""
 
     def _warn(self, request: Any) -> None:
-        warnings = getattr(request, "kube_warnings", None)
-        if warnings is None:
-            request.kube_warnings = [DEPRECATION_WARNING]
-        elif DEPRECATION_WARNING not in warnings:
+        warnings = context_of(request).warnings
+        if DEPRECATION_WARNING not in warnings:
             warnings.append(DEPRECATION_WARNING)
 
     async def get(self, request: Any, namespace: str, name: str) -> None:
@@ -41,7 +40,7 @@ class ComponentStatusHandlers(ResourceHandlers):
 
     async def list(self, request: Any, namespace: str) -> None:
         self._warn(request)
-        if opts.bool_param(request.kube_info.query, "watch"):
+        if opts.bool_param(context_of(request).request_info.query, "watch"):
             raise errors.new_method_not_supported("", self.spec.resource, "watch")
         return await super().list(request, namespace)
 

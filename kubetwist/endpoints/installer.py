@@ -24,6 +24,7 @@ from kubetwist.endpoints.discovery import (
     api_resource_list,
 )
 from kubetwist.endpoints.handlers.rest import ResourceHandlers, create_on
+from kubetwist.endpoints.request import context_of
 from kubetwist.endpoints.responses import funnel
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import VERB_CAPABILITIES, ResourceSpec, verbs_of
@@ -283,7 +284,7 @@ class RESTResourceHandlers:
 
     def _admission(self, request, namespace: str, name: str, subresource: str, dry: bool):
         return self.admission.for_request(
-            self.spec, subresource, namespace, name, getattr(request, "kube_user", None), dry)
+            self.spec, subresource, namespace, name, context_of(request).user, dry)
 
     async def create(self, request, namespace: str) -> None:
         await create_on(self, request, namespace, "", self.rest)

@@ -17,6 +17,7 @@ from twisted.internet.defer import CancelledError, ensureDeferred
 from twisted.logger import Logger
 
 from kubetwist.endpoints import negotiation
+from kubetwist.endpoints.request import context_of
 from kubetwist.runtime import codec, errors
 
 log = Logger()
@@ -40,7 +41,7 @@ def write_body(request: Any, code: int, body: bytes, content_type: str) -> None:
         # upstream WithCacheControl: only when the handler set none (OpenAPI v3 documents
         # are "public, immutable")
         request.setHeader(b"Cache-Control", b"no-cache, private")
-    for w in getattr(request, "kube_warnings", []) or []:
+    for w in context_of(request).warnings:
         request.responseHeaders.addRawHeader(b"Warning", warning_header(w).encode())
     if request.method != b"HEAD":
         request.write(body)

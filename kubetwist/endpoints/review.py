@@ -13,6 +13,7 @@ from typing import Any
 
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.installer import APIGroupVersion, APIResource
+from kubetwist.endpoints.request import context_of
 from kubetwist.registry.review import ReviewContext, ReviewREST
 
 __all__ = ["ReviewGroupVersion", "ReviewHandlers", "install_reviews"]
@@ -28,7 +29,7 @@ class ReviewHandlers(ResourceHandlers):
 
     def _admission(self, request: Any, namespace: str, name: str, subresource: str,
                    dry: bool) -> ReviewContext:
-        return ReviewContext(getattr(request, "kube_user", None), namespace, dry)
+        return ReviewContext(context_of(request).user, namespace, dry)
 
 
 class ReviewGroupVersion(APIGroupVersion):

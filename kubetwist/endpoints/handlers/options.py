@@ -13,6 +13,7 @@ from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import selectors
 from kubetwist.apimachinery import validation as mv
 from kubetwist.apimachinery.field import Path
+from kubetwist.endpoints.request import context_of
 from kubetwist.registry.deletion import validate_delete_options
 from kubetwist.registry.generic.store import ListOptions
 from kubetwist.registry.rest import Strategy
@@ -268,7 +269,7 @@ def field_validation_mode(request: Any) -> str:
 
     @raise StatusError: 422 Invalid C{CreateOptions}/C{UpdateOptions}/C{PatchOptions} for
         another value (upstream C{ValidateCreateOptions} and friends)."""
-    q = getattr(getattr(request, "kube_info", None), "query", None) or {}
+    q = getattr(context_of(request).request_info, "query", None) or {}
     mode = first(q, "fieldValidation", "")
     if mode in ("Strict", "Warn", "Ignore"):
         return mode

@@ -24,6 +24,7 @@ from kubetwist.apimachinery.fieldmanager import typed as fmtyped
 from kubetwist.endpoints import table as tablelib
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.negotiation import Output, check_transform, negotiate
+from kubetwist.endpoints.request import context_of
 from kubetwist.endpoints.responses import encode_watch_event, watch_content_type, write_object
 from kubetwist.registry.generic.scale import ScaleREST, patch_scale
 from kubetwist.registry.generic.store import Store
@@ -56,7 +57,7 @@ def read_body(request: Any) -> bytes:
 
 
 def _query(request: Any) -> dict[str, list[str]]:
-    return request.kube_info.query
+    return context_of(request).request_info.query
 
 
 class ResourceHandlers:
@@ -88,7 +89,7 @@ class ResourceHandlers:
         if options is None:
             options = opts.admission_options(_query(request), "CREATE", "UPDATE")
         return self.admission.for_request(
-            self.spec, subresource, namespace, name, getattr(request, "kube_user", None), dry,
+            self.spec, subresource, namespace, name, context_of(request).user, dry,
             options)
 
     def _respond(self, request: Any, code: int, obj: dict, out: Output,
@@ -845,16 +846,15 @@ def _apply_yaml_field_validation(request: Any, body: bytes) -> None:
 
 def _add_warnings(request: Any, texts: list[str]) -> None:
     """Add C{Warning}s to the request, each text once (upstream's warning recorder dedups)."""
-    warnings = _warnings_so_far(request)
+    warnings = context_of(request).warnings
     for text in texts:
         if text not in warnings:
             warnings.append(text)
-    request.kube_warnings = warnings
 
 
 def _warnings_so_far(request: Any) -> list[str]:
     """Warnings already collected for this request (decoding adds some, e.g. unknown fields)."""
-    return list(getattr(request, "kube_warnings", None) or [])
+    return list(context_of(request).warnings)
 
 
 def _decode_patch(body: bytes) -> Any:

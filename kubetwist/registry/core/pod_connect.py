@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from zope.interface import implementer
 
@@ -46,7 +46,9 @@ PREFERRED_ADDRESS_TYPES = ("Hostname", "InternalDNS", "InternalIP", "ExternalDNS
 
 
 def _query(request: Any) -> dict[str, list[str]]:
-    return getattr(getattr(request, "kube_info", None), "query", None) or {}
+    """The request's query parameters (as the request-info filter parses them)."""
+    uri = request.uri.decode("latin-1") if isinstance(request.uri, bytes) else request.uri
+    return parse_qs(urlsplit(uri).query, keep_blank_values=True)
 
 
 def _first(q: dict[str, list[str]], key: str) -> str | None:
