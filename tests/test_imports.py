@@ -32,11 +32,8 @@ LAYERS: list[set[str]] = [
 ]
 
 #: Imports still going the wrong way, each to be removed by the work named (path relative to
-#: the kubetwist package, imported package).  Nothing else may be added here.
-PENDING: dict[tuple[str, str], str] = {
-    # the OIDC discovery routes belong in server/ (after the 405 change of the conformance work)
-    ("authentication/serviceaccount.py", "endpoints"): "move install_openid_routes to server/",
-}
+#: the kubetwist package, imported package).  Empty now; nothing may be added here.
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def _package(module: str) -> str | None:

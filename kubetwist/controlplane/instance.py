@@ -14,7 +14,6 @@ from typing import Any, Optional
 from kubetwist.admission import registry as admission_registry
 from kubetwist.admission.chain import AdmissionChain
 from kubetwist.admission.plugins.csrrequestor import CSRRequestor
-from kubetwist.authentication.serviceaccount import install_openid_routes
 from kubetwist.controlplane.namespace import NamespaceController
 from kubetwist.registry.core.allocator import IPAllocator, PortAllocator
 from kubetwist.registry.core.namespace import NamespaceStore
@@ -23,6 +22,7 @@ from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import errors
 from kubetwist.server.apigroup import APIGroupInfo, install_api_group
 from kubetwist.server.genericapiserver import GenericAPIServer
+from kubetwist.server.openid import install_openid_routes
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 

@@ -344,7 +344,7 @@ def install_service_account_tokens(server: Any, stores: dict, config: ServiceAcc
                                    clock: Any) -> TokenREST:
     """
     Add C{serviceaccounts/token} (create) to the core C{v1} group-version of C{server} (the
-    OIDC discovery documents are L{kubetwist.authentication.serviceaccount.install_openid_routes}).
+    OIDC discovery documents are L{kubetwist.server.openid.install_openid_routes}).
 
     @param stores: C{{(group, resource): Store}} of the kube-apiserver.
     """
