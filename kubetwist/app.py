@@ -358,8 +358,12 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
         HealthCheck("etcd-readiness", storage_health_check(storage, "etcd-readiness")))
     if shutdown_check is not None:
         front.readiness_checks.append(HealthCheck("shutdown", shutdown_check))
+    from kubetwist.server.metrics import APIServerMetrics, install_metrics_route
+
+    metrics = APIServerMetrics(clock)
+    install_metrics_route(front, metrics)
     chain = build_handler_chain(front.director(), HandlerChainConfig(
-        clock=clock, authenticator=authenticator, authorizer=authorizer,
+        clock=clock, authenticator=authenticator, authorizer=authorizer, metrics=metrics,
         max_requests_inflight=max_requests_inflight,
         max_mutating_requests_inflight=max_mutating_requests_inflight,
         request_timeout=request_timeout,

@@ -60,6 +60,9 @@ class HandlerChainConfig:
     cors_allowed_origins: list[str] = field(default_factory=list)
     hsts_directives: list[str] = field(default_factory=list)
     audit_backend: Optional[Any] = None
+    #: the L{APIServerMetrics <kubetwist.server.metrics.APIServerMetrics>} the requests are
+    #: counted in, or L{None}
+    metrics: Optional[Any] = None
 
 
 class HandlerChain(FrontResource):
@@ -112,6 +115,11 @@ def build_handler_chain(api_handler: Resource, config: HandlerChainConfig) -> Ha
     inflight = MaxInFlight(config.max_requests_inflight, config.max_mutating_requests_inflight)
     waitgroup = WaitGroup()
     handler = resource_handler(api_handler)
+    if config.metrics is not None:
+        # upstream instruments each route (InstrumentRouteFunc), inside every filter
+        handler = config.metrics.wrap(handler)
+        config.metrics.track_inflight(
+            lambda: (inflight.inflight_readonly, inflight.inflight_mutating))
     handler = with_authorization(handler, config.authorizer)
     handler = inflight.wrap(handler)
     handler = with_impersonation(handler, config.authorizer)
