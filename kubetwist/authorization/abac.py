@@ -140,21 +140,25 @@ def parse_policy_line(line: str) -> Policy:
 
 
 def _json_error(e: ValueError) -> str:
-    """Go's C{encoding/json} syntax error for the common cases Python reports."""
+    """Go's C{encoding/json} syntax error text for a Python C{JSONDecodeError}."""
     msg = str(e)
-    if msg.startswith("Expecting property name"):
-        doc = getattr(e, "doc", "")
-        pos = getattr(e, "pos", 0)
-        ch = doc[pos] if pos < len(doc) else ""
-        if ch:
-            return f"invalid character '{ch}' looking for beginning of object key string"
-    if msg.startswith("Expecting value"):
-        doc = getattr(e, "doc", "")
-        pos = getattr(e, "pos", 0)
-        ch = doc[pos] if pos < len(doc) else ""
-        if ch:
-            return f"invalid character '{ch}' looking for beginning of value"
+    doc = getattr(e, "doc", None)
+    pos = getattr(e, "pos", None)
+    if doc is None or pos is None:
+        return msg
+    if pos >= len(doc.rstrip()) or msg.startswith("Unterminated string"):
         return "unexpected end of JSON input"
+    ch = doc[pos]
+    shown = ch if ch.isprintable() else repr(ch)[1:-1]
+    for start, context in (("Expecting property name", "looking for beginning of object key "
+                                                        "string"),
+                           ("Expecting value", "looking for beginning of value"),
+                           ("Expecting ':' delimiter", "after object key"),
+                           ("Expecting ',' delimiter", "after object key:value pair"
+                            if "{" in doc[:pos] else "after array element"),
+                           ("Extra data", "after top-level value")):
+        if msg.startswith(start):
+            return f"invalid character '{shown}' {context}"
     return msg
 
 

@@ -7,7 +7,8 @@ C{modes.AuthorizationModeChoices}; C{RBAC} registers itself from its own package
 
 from __future__ import annotations
 
-from kubetwist.authorization import MODE_FACTORIES, abac, webhook
+from kubetwist.authorization import MODE_FACTORIES, abac, node, webhook
 
+MODE_FACTORIES["Node"] = node._factory
 MODE_FACTORIES["ABAC"] = abac._factory
 MODE_FACTORIES["Webhook"] = webhook._factory

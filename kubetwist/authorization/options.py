@@ -102,6 +102,33 @@ def go_duration(seconds: float) -> str:
     return f"{sign}{secs}s"
 
 
+_YAML_PROBLEMS = (
+    ("expected the node content", "did not find expected node content"),
+    ("expected ',' or ']'", "did not find expected ',' or ']'"),
+    ("expected ',' or '}'", "did not find expected ',' or '}'"),
+    ("mapping values are not allowed here", "mapping values are not allowed in this context"),
+    ("could not find expected ':'", "could not find expected ':'"),
+    ("found character '\\t' that cannot start any token",
+     "found character that cannot start any token"),
+)
+
+
+def yaml_error(e: Exception, data: bytes) -> str:
+    """Go's C{sigs.k8s.io/yaml} text (C{yaml: line N: ...}) for a PyYAML error on C{data}."""
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or str(e)
+    for start, go in _YAML_PROBLEMS:
+        if problem.startswith(start):
+            problem = go
+            break
+    if mark is None:
+        return f"yaml: {problem}"
+    line = mark.line + 1
+    if mark.index >= len(data.rstrip(b"\n")) and data.endswith(b"\n") and line > 1:
+        line -= 1  # Go reports the last line of content at the end of the stream
+    return f"yaml: line {line}: {problem}"
+
+
 def _trim(x: float) -> str:
     text = f"{x:.9f}".rstrip("0").rstrip(".")
     return text or "0"
@@ -169,10 +196,7 @@ def load_authorization_config(path: str) -> dict:
         try:
             doc = yaml.safe_load(data)
         except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            problem = getattr(e, "problem", None) or str(e)
-            where = f"line {mark.line + 1}: " if mark is not None else ""
-            raise AuthorizationConfigError(f"{prefix}yaml: {where}{problem}") from None
+            raise AuthorizationConfigError(f"{prefix}{yaml_error(e, data)}") from None
         if not isinstance(doc, dict):
             raise AuthorizationConfigError(
                 f"{prefix}couldn't get version/kind; json parse error: json: cannot unmarshal "

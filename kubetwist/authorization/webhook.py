@@ -119,11 +119,17 @@ def load_webhook_kubeconfig(path: str) -> WebhookTarget:
 
     if not os.path.exists(path):
         raise ValueError(f"stat {path}: no such file or directory")
+    from kubetwist.authorization.options import yaml_error
+
     try:
         with open(path, "rb") as f:
-            doc = yaml.safe_load(f.read())
-    except (OSError, yaml.YAMLError) as e:
-        raise ValueError(f'error loading config file "{path}": {_yaml_error(e)}') from None
+            data = f.read()
+        doc = yaml.safe_load(data)
+    except OSError as e:
+        raise ValueError(f'error loading config file "{path}": read {path}: '
+                         f"{(e.strerror or str(e)).lower()}") from None
+    except yaml.YAMLError as e:
+        raise ValueError(f'error loading config file "{path}": {yaml_error(e, data)}') from None
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
@@ -179,14 +185,6 @@ def load_webhook_kubeconfig(path: str) -> WebhookTarget:
     except (OSError, ValueError) as e:
         raise ValueError(f'error loading config file "{path}": {e}') from None
     return target
-
-
-def _yaml_error(e: Exception) -> str:
-    mark = getattr(e, "problem_mark", None)
-    problem = getattr(e, "problem", None) or str(e)
-    if mark is not None:
-        return f"yaml: line {mark.line + 1}: {problem}"
-    return f"yaml: {problem}"
 
 
 def http_client_for(reactor: Any, target: WebhookTarget) -> Any:
@@ -450,20 +448,20 @@ def _transport_error(url: str, failure: Any) -> WebhookError:
     """Go's C{*url.Error} text for a failed round trip."""
     value = failure.value if hasattr(failure, "value") else failure
     netloc = urlsplit(url).netloc
-    if isinstance(value, (defer.TimeoutError, defer.CancelledError)):
+    reasons = getattr(value, "reasons", None)
+    if reasons:  # ResponseNeverReceived / RequestTransmissionFailed wrap the cause
+        value = reasons[0].value if hasattr(reasons[0], "value") else reasons[0]
+    if isinstance(value, (defer.TimeoutError, defer.CancelledError,
+                          internet_error.TimeoutError)):
         return WebhookError(f'Post "{url}": context deadline exceeded (Client.Timeout exceeded '
                             "while awaiting headers)")
     if isinstance(value, internet_error.ConnectionRefusedError):
         return WebhookError(f'Post "{url}": dial tcp {netloc}: connect: connection refused')
+    if isinstance(value, internet_error.ConnectionLost) and reasons:
+        return WebhookError(f'Post "{url}": read: connection reset by peer', retry=True)
     text = str(value)
-    reasons = getattr(value, "reasons", None)
-    if reasons:
-        inner = reasons[0].value if hasattr(reasons[0], "value") else reasons[0]
-        if isinstance(inner, internet_error.ConnectionLost):
-            return WebhookError(f'Post "{url}": read: connection reset by peer', retry=True)
-        text = str(inner)
-        if "certificate verify failed" in text or "SSL" in type(inner).__name__:
-            return WebhookError(f'Post "{url}": tls: failed to verify certificate: {text}')
+    if "certificate verify failed" in text or "SSL" in type(value).__name__:
+        return WebhookError(f'Post "{url}": tls: failed to verify certificate: {text}')
     return WebhookError(f'Post "{url}": {text}')
 
 
