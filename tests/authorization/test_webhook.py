@@ -361,14 +361,15 @@ class RealHTTPSTests(TestCase):
         self.addCleanup(lambda: subprocess.run(["rm", "-rf", self.dir], check=False))
         d = self.dir
         j = os.path.join
-        _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj",
-                 "/CN=test-ca", "-keyout", j(d, "ca.key"), "-out", j(d, "ca.crt"))
+        _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                 "-nodes", "-days", "1", "-subj", "/CN=test-ca", "-keyout", j(d, "ca.key"),
+                 "-out", j(d, "ca.crt"))
         with open(j(d, "ext"), "w") as f:
             f.write("subjectAltName=IP:127.0.0.1\n")
         for name, cn in (("server", "127.0.0.1"), ("client", "kube-apiserver")):
-            _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                     "-subj", f"/CN={cn}",
-                     "-keyout", j(d, f"{name}.key"), "-out", j(d, f"{name}.csr"))
+            _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                     "-nodes", "-subj", f"/CN={cn}", "-keyout", j(d, f"{name}.key"),
+                     "-out", j(d, f"{name}.csr"))
             _openssl("x509", "-req", "-in", j(d, f"{name}.csr"), "-CA", j(d, "ca.crt"),
                      "-CAkey", j(d, "ca.key"), "-CAcreateserial", "-days", "1",
                      "-extfile", j(d, "ext"), "-out", j(d, f"{name}.crt"))
