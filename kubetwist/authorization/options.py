@@ -419,6 +419,7 @@ def validate_options(options: Any) -> None:
     from kubetwist import authorization
 
     config_file = options.get("authorization-config") or ""
+    legacy_set = any(_changed(options, k) for k in LEGACY_FLAGS)
     for key in ("authorization-webhook-cache-authorized-ttl",
                 "authorization-webhook-cache-unauthorized-ttl"):
         value = options.get(key)
@@ -429,7 +430,7 @@ def validate_options(options: Any) -> None:
                 raise AuthorizationConfigError(
                     f'invalid argument "{value}" for "--{key}" flag: {e}') from None
     if config_file:
-        if any(_changed(options, k) for k in LEGACY_FLAGS):
+        if legacy_set:
             raise AuthorizationConfigError(
                 "--authorization-config can not be specified when --authorization-mode or "
                 "--authorization-webhook-* flags are defined")

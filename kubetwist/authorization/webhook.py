@@ -124,7 +124,14 @@ def load_webhook_kubeconfig(path: str) -> WebhookTarget:
     try:
         with open(path, "rb") as f:
             data = f.read()
-        doc = yaml.safe_load(data)
+        if data.lstrip().startswith(b"{"):
+            # JSON: upstream's decoder reads the first object and ignores what follows
+            try:
+                doc, _ = json.JSONDecoder().raw_decode(data.decode("utf-8", "replace").lstrip())
+            except ValueError:
+                doc = yaml.safe_load(data)
+        else:
+            doc = yaml.safe_load(data)
     except OSError as e:
         raise ValueError(f'error loading config file "{path}": read {path}: '
                          f"{(e.strerror or str(e)).lower()}") from None
