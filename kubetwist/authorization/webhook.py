@@ -279,7 +279,7 @@ def review_spec(attributes: Attributes) -> dict:
             spec["groups"] = groups
         extra = getattr(user, "extra", None) or {}
         if extra:
-            spec["extra"] = {k: list(v) for k, v in extra.items()}
+            spec["extra"] = {k: list(extra[k]) for k in sorted(extra)}  # a Go map: sorted
         if getattr(user, "uid", ""):
             spec["uid"] = user.uid
     return spec
@@ -460,8 +460,7 @@ def _transport_error(url: str, failure: Any) -> WebhookError:
         value = reasons[0].value if hasattr(reasons[0], "value") else reasons[0]
     if isinstance(value, (defer.TimeoutError, defer.CancelledError,
                           internet_error.TimeoutError)):
-        return WebhookError(f'Post "{url}": context deadline exceeded (Client.Timeout exceeded '
-                            "while awaiting headers)")
+        return WebhookError(f'Post "{url}": context deadline exceeded')
     if isinstance(value, internet_error.ConnectionRefusedError):
         return WebhookError(f'Post "{url}": dial tcp {netloc}: connect: connection refused')
     if isinstance(value, internet_error.ConnectionLost) and reasons:
@@ -606,8 +605,10 @@ class WebhookAuthorizer:
         if self.token:
             headers[b"Authorization"] = [f"Bearer {self.token}".encode()]
         try:
-            d = self.client.post(self.url, data=json.dumps(review, separators=(",", ":")).encode(),
-                                 headers=headers)
+            from kubetwist.runtime.gofmt import marshal
+
+            data = (marshal(review) + "\n").encode()  # Go's json.Encoder
+            d = self.client.post(self.url, data=data, headers=headers)
             if self.timeout:
                 d.addTimeout(self.timeout, self.reactor)
             response = await d
@@ -643,38 +644,68 @@ def _with_timeout(url: str, timeout: float) -> str:
     return url + ("&" if "?" in url else "?") + "timeout=" + text
 
 
-def _decode_review(body: bytes, api_version: str) -> dict:
-    """Upstream C{Result.Into}: the answer's C{status}, or the decoding error."""
-    try:
-        answer = json.loads(body)
-    except ValueError as e:
-        from kubetwist.authorization.abac import _json_error
+_TYPE_META_STRUCT = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string '
+                     '"json:\\"kind,omitempty\\"" }')
+#: Groups of client-go's scheme (what a webhook answer may name without "no kind ... is
+#: registered"; a kind of these converts to nothing else: "unknown conversion").
+_CLIENT_GO_GROUPS = ("", "apps", "batch", "autoscaling", "policy", "extensions")
 
-        raise WebhookError(f"couldn't get version/kind; json parse error: {_json_error(e)}"
-                           ) from None
+
+def _registered(api_version: str) -> bool:
+    group = api_version.rpartition("/")[0]
+    return group in _CLIENT_GO_GROUPS or group.endswith(".k8s.io")
+
+
+def _decode_review(body: bytes, api_version: str) -> dict:
+    """
+    Upstream's rest client C{Result.Into} a C{SubjectAccessReview} of C{api_version}: JSON
+    (a body starting with C{{}) or else YAML; a missing kind and apiVersion default to the
+    expected ones.
+
+    @return: the answer's C{status}.
+    @raise WebhookError: upstream's decoding error text.
+    """
+    from kubetwist.authorization.abac import _go_type, _json_error
+    from kubetwist.authorization.options import yaml_error
+
+    text = body.decode("utf-8", "replace")
+    if text.lstrip().startswith("{"):
+        try:
+            answer = json.loads(text)
+        except ValueError as e:
+            raise WebhookError(f"couldn't get version/kind; json parse error: {_json_error(e)}"
+                               ) from None
+    else:
+        try:
+            answer = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise WebhookError(yaml_error(e, body)) from None
     if not isinstance(answer, dict):
         raise WebhookError("couldn't get version/kind; json parse error: json: cannot "
-                           "unmarshal array into Go value of type struct { APIVersion string "
-                           '"json:\\"apiVersion,omitempty\\""; Kind string '
-                           '"json:\\"kind,omitempty\\"" }')
+                           f"unmarshal {_go_type(answer)} into Go value of type "
+                           f"{_TYPE_META_STRUCT}")
     kind = answer.get("kind") or ""
     version = answer.get("apiVersion") or ""
-    if not kind:
-        raise WebhookError(f"Object 'Kind' is missing in '{body.decode('utf-8', 'replace')}'")
-    if kind != "SubjectAccessReview" or version not in (
-            "authorization.k8s.io/v1", "authorization.k8s.io/v1beta1"):
+    want_version = api_version.rpartition("/")[2]
+    if (kind or version) and (kind, version) != ("SubjectAccessReview", api_version):
+        if kind and _registered(version):
+            raise WebhookError(f"converting ({version.rpartition('/')[2]}.{kind}) to "
+                               f"({want_version}.SubjectAccessReview): unknown conversion")
         raise WebhookError(f'no kind "{kind}" is registered for version "{version}" in scheme '
                            '"k8s.io/client-go/kubernetes/scheme/register.go:83"')
-    status = answer.get("status") or {}
+    status = answer.get("status")
+    if status is None:
+        status = {}
     if not isinstance(status, dict):
-        raise WebhookError("json: cannot unmarshal " + type(status).__name__ +
-                           " into Go struct field SubjectAccessReview.status of type "
-                           "v1.SubjectAccessReviewStatus")
-    for key in ("allowed", "denied"):
-        if key in status and not isinstance(status[key], bool):
-            raise WebhookError(f"json: cannot unmarshal {type(status[key]).__name__} into Go "
-                               f"struct field SubjectAccessReviewStatus.status.{key} of type "
-                               "bool")
+        raise WebhookError(f"json: cannot unmarshal {_go_type(status)} into Go struct field "
+                           f"SubjectAccessReview.status of type {want_version}."
+                           "SubjectAccessReviewStatus")
+    for key, go in (("allowed", "bool"), ("denied", "bool"), ("reason", "string"),
+                    ("evaluationError", "string")):
+        value = status.get(key)
+        if value is not None and _go_type(value) != go:
+            raise WebhookError(f"json: cannot unmarshal {_go_type(value)} into Go struct field "
+                               f"SubjectAccessReviewStatus.status.{key} of type {go}")
     return status
 
 

@@ -44,8 +44,9 @@ class FailedWebhookTests(SynchronousTestCase):
                          [b"text/plain; charset=utf-8"])
         self.assertEqual(b"".join(request.written).decode(), (
             'Internal Server Error: "/api/v1/namespaces?limit=1&amp;x=&lt;b&gt;": couldn\'t get '
-            "version/kind; json parse error: invalid character '&lt;' looking for beginning of "
-            "value\n"))
+            "version/kind; json parse error: json: cannot unmarshal string into Go value of "
+            'type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string '
+            '"json:\\"kind,omitempty\\"" }\n'))
         self.assertEqual(self.ok.seen, [])
         self.flushLoggedErrors()
 
