@@ -362,10 +362,56 @@ def compile_match_condition(expression: str) -> tuple[Any, str]:
         text = re.sub(r"^[A-Z_]+: ", "", str(e).strip(), count=1)
         text = re.sub(r" \[[A-Z_]+\]$", "", text)
         return None, "compilation failed: " + text
+    undefined = _undefined_fields(expression)
+    if undefined:
+        return None, "compilation failed: " + undefined
     got = str(program.return_type()).split(".")[-1].lower()
     if got not in ("bool", "dyn"):
         return None, f"must evaluate to bool but got {got}"
     return program, ""
+
+
+#: The fields of C{request} (upstream's typed C{SubjectAccessReviewSpec} declaration):
+#: selecting another is a compile error, C{undefined field 'x'}.
+_SPEC_FIELDS = {
+    "": ("resourceAttributes", "nonResourceAttributes", "user", "groups", "extra", "uid"),
+    "resourceAttributes": ("namespace", "verb", "group", "version", "resource", "subresource",
+                           "name", "fieldSelector", "labelSelector"),
+    "nonResourceAttributes": ("path", "verb"),
+}
+_STRING_LITERAL = re.compile(r"(?s)[rRbB]{0,2}('''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'"
+                             r"|\"(?:\\.|[^\"\\\n])*\")")
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_SELECT = re.compile(rf"\brequest(\s*\.\s*({_IDENT}))(\s*\.\s*({_IDENT}))?")
+
+
+def _undefined_fields(expression: str) -> str:
+    """cel-go's C{undefined field} errors for selections of C{request} (the runtime here
+    declares it dynamic), in its C{ERROR: <input>:L:C: ...} form with the source snippet."""
+    masked = _STRING_LITERAL.sub(lambda m: " " * len(m.group(0)), expression)
+    errors: list[str] = []
+    for m in _SELECT.finditer(masked):
+        before = masked[m.start() - 1] if m.start() > 0 else ""
+        if before and (before.isalnum() or before in "_."):
+            continue
+        first = m.group(2)
+        if first not in _SPEC_FIELDS[""]:
+            errors.append(_snippet(expression, m.start(1), f"undefined field '{first}'"))
+            continue
+        second = m.group(4)
+        if second and first in _SPEC_FIELDS and second not in _SPEC_FIELDS[first]:
+            errors.append(_snippet(expression, m.start(3), f"undefined field '{second}'"))
+    return "\n".join(errors)
+
+
+def _snippet(source: str, offset: int, message: str) -> str:
+    offset = source.index(".", offset)
+    line_start = source.rfind("\n", 0, offset) + 1
+    line_end = source.find("\n", offset)
+    line = source[line_start: line_end if line_end >= 0 else len(source)]
+    col = offset - line_start
+    return (f"ERROR: <input>:{source.count(chr(10), 0, offset) + 1}:{col + 1}: {message}\n"
+            f" | {line}\n | {'.' * col}^")
 
 
 def compile_match_conditions(conditions: list, path: Any = None

@@ -207,6 +207,12 @@ class MatchConditionTests(WebhookTestCase):
         self.assertTrue(texts[3].startswith(
             'matchConditions[4].expression: Invalid value: "request.user == ": compilation '
             "failed: ERROR: <input>:1:17: Syntax error: mismatched input '<EOF>'"))
+        _, errs = compile_match_conditions([{"expression": "request.userx == 'a'"},
+                                            {"expression": "request.user == 'request.x'"}])
+        self.assertEqual([str(e) for e in errs], [  # recorded from kube-apiserver v1.32
+            "matchConditions[0].expression: Invalid value: \"request.userx == 'a'\": "
+            "compilation failed: ERROR: <input>:1:8: undefined field 'userx'\n"
+            " | request.userx == 'a'\n | .......^"])
         _, errs = compile_match_conditions([{"expression": "true"}] * 65)
         self.assertEqual([str(e) for e in errs],
                          ["matchConditions: Too many: 65: must have at most 64 items"])
