@@ -440,7 +440,7 @@ def validate_options(options: Any) -> None:
             raise AuthorizationConfigError(_aggregate([str(e) for e in errs]))
         for entry in entries:
             if entry.type == "ABAC":
-                _check_abac(options)
+                _check_abac(options, required=False)
             elif entry.type == "Webhook":
                 _check_webhook(entry.webhook)
             elif entry.type not in authorization.MODE_FACTORIES:
@@ -488,14 +488,14 @@ def validate_options(options: Any) -> None:
                                        version=version))
 
 
-def _check_abac(options: Any) -> None:
+def _check_abac(options: Any, required: bool = True) -> None:
     from kubetwist.authorization.abac import PolicyLoadError, load_policy_file
 
-    if not options.get("authorization-policy-file"):
+    if required and not options.get("authorization-policy-file"):
         raise AuthorizationConfigError(
             "authorization-mode ABAC's authorization policy file not passed")
     try:
-        load_policy_file(options["authorization-policy-file"])
+        load_policy_file(options.get("authorization-policy-file") or "")
     except PolicyLoadError as e:
         raise AuthorizationConfigError(f"invalid authorization config: {e}") from None
 

@@ -242,7 +242,7 @@ class ConfigFileTests(OptionsTestCase):
             ("authorizers: [\n", "failed to load AuthorizationConfiguration from file: yaml: "
                                  "line 3: did not find expected node content"),
             ("authorizers:\n- type: ABAC\n  name: abac\n",
-             "authorization-mode ABAC's authorization policy file not passed"),
+             "invalid authorization config: open : no such file or directory"),
             ("authorizers:\n- type: Webhook\n  name: web\n" + WEBHOOK.replace(
                 "KubeConfigFile, kubeConfigFile: %s", "InClusterConfig"),
              "invalid authorization config: unable to load in-cluster configuration, "
