@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import yaml
+from twisted.logger import Logger
+from zope.interface import implementer
+
+from kubetwist.authorization.authorizer import IAuthorizer, IRuleResolver
 
 __all__ = [
     "AuthorizerEntry", "AuthorizationConfigError", "build_authorizer", "duration_seconds",
@@ -38,6 +42,9 @@ _API_VERSIONS = ("apiserver.config.k8s.io/v1alpha1", "apiserver.config.k8s.io/v1
 LEGACY_FLAGS = ("authorization-mode", "authorization-webhook-config-file",
                 "authorization-webhook-version", "authorization-webhook-cache-authorized-ttl",
                 "authorization-webhook-cache-unauthorized-ttl")
+
+
+log = Logger()
 
 
 class AuthorizationConfigError(ValueError):
@@ -180,15 +187,23 @@ def load_authorization_config(path: str) -> dict:
     @raise AuthorizationConfigError: C{open <path>: no such file or directory}, C{failed to
         load AuthorizationConfiguration from file: <decoding error>}.
     """
+    return parse_authorization_config(_read_config(path))
+
+
+def _read_config(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            return f.read()
     except FileNotFoundError:
         raise AuthorizationConfigError(f"open {path}: no such file or directory") from None
     except IsADirectoryError:
         raise AuthorizationConfigError(f"read {path}: is a directory") from None
     except OSError as e:
         raise AuthorizationConfigError(f"open {path}: {e.strerror or e}") from None
+
+
+def parse_authorization_config(data: bytes) -> dict:
+    """Upstream C{load.LoadFromData} (see L{load_authorization_config})."""
     prefix = "failed to load AuthorizationConfiguration from file: "
     if not data.strip():
         doc: Any = {"authorizers": []}
@@ -388,6 +403,35 @@ def validate_authorization_config(doc: dict) -> tuple[list[AuthorizerEntry], lis
     return entries, errs
 
 
+def load_and_validate(data: bytes, require_types: frozenset = frozenset()
+                      ) -> list[AuthorizerEntry]:
+    """
+    Upstream C{LoadAndValidateData}: parse, validate, then kube-apiserver's own checks (an
+    authorizer other than a webhook is named after its type in lower case; on a reload, the
+    types other than C{Webhook} of the start must all remain).
+
+    @raise AuthorizationConfigError: upstream's text (one line, C{[e1, e2]} for several).
+    """
+    entries, errs = validate_authorization_config(parse_authorization_config(data))
+    if errs:
+        raise AuthorizationConfigError(_aggregate([str(e) for e in errs]))
+    problems: list[str] = []
+    seen: set[str] = set()
+    for entry in entries:
+        if entry.type == "Webhook":
+            continue
+        seen.add(entry.type)
+        if entry.name != entry.type.lower():
+            problems.append(f"expected name {entry.type.lower()} for authorizer {entry.type} "
+                            f"instead of {entry.name}")
+    missing = sorted(set(require_types) - seen)
+    if missing:
+        problems.append(f"missing required types: [{' '.join(missing)}]")
+    if problems:
+        raise AuthorizationConfigError(_aggregate(problems))
+    return entries
+
+
 def _dur_text(webhook: dict, key: str, value: Optional[float]) -> str:
     return go_duration(value) if value is not None else str(webhook.get(key))
 
@@ -434,10 +478,7 @@ def validate_options(options: Any) -> None:
             raise AuthorizationConfigError(
                 "--authorization-config can not be specified when --authorization-mode or "
                 "--authorization-webhook-* flags are defined")
-        doc = load_authorization_config(config_file)
-        entries, errs = validate_authorization_config(doc)
-        if errs:
-            raise AuthorizationConfigError(_aggregate([str(e) for e in errs]))
+        entries = load_and_validate(_read_config(config_file))
         for entry in entries:
             if entry.type == "ABAC":
                 _check_abac(options, required=False)
@@ -515,23 +556,119 @@ def _check_webhook(settings: Any) -> None:
 
 def build_authorizer(options: Any, config: Any) -> Any:
     """
-    The server's authorizer for the (validated) C{options}: with C{--authorization-config}
-    the union of its C{authorizers} in order, else L{from_modes
-    <kubetwist.authorization.from_modes>} over C{--authorization-mode}; both behind the
-    privileged-group authorizer.
+    The server's authorizer for the (validated) C{options}: with C{--authorization-config} a
+    L{ReloadingAuthorizer} over the union of the file's C{authorizers} in order, else
+    L{from_modes <kubetwist.authorization.from_modes>} over C{--authorization-mode}; both
+    behind the privileged-group authorizer.
 
     @param config: the L{AuthorizerConfig <kubetwist.authorization.AuthorizerConfig>}.
     """
     from kubetwist import authorization
-    from kubetwist.authorization import webhook
 
     entries = options.get("authorization-entries")
     if not entries:
         return authorization.from_modes(options["authorization-mode"], config)
-    out: list[Any] = [authorization.PrivilegedGroups()]
-    for entry in entries:
-        if entry.type == "Webhook":
-            out.append(webhook.build(entry.webhook, config.reactor))
-        else:
-            out.append(authorization.MODE_FACTORIES[entry.type](config))
-    return authorization.UnionAuthorizer(out)
+    return ReloadingAuthorizer(options["authorization-config"], entries, config)
+
+
+#: Upstream's C{reloadInterval}: how often the C{--authorization-config} file is read again.
+RELOAD_INTERVAL = 60.0
+
+
+@implementer(IAuthorizer, IRuleResolver)
+class ReloadingAuthorizer:
+    """
+    Upstream C{reloadableAuthorizerResolver}: the union of the C{--authorization-config}
+    file's authorizers, rebuilt when the file changes (read every L{RELOAD_INTERVAL} seconds).
+    The C{Node}, C{RBAC} and C{ABAC} authorizers are built once, at start, and reused; a new
+    file must keep every non-webhook type of the start and may add none.  A file that cannot
+    be read or is invalid is logged and the running authorizers stay.
+
+    @param path: the file.
+    @param entries: its validated L{AuthorizerEntry} list at start.
+    @param config: the L{AuthorizerConfig <kubetwist.authorization.AuthorizerConfig>}
+        (C{reactor} schedules the reloads; L{None}: no reloads).
+    """
+
+    def __init__(self, path: str, entries: list[AuthorizerEntry], config: Any) -> None:
+        from kubetwist import authorization
+
+        self.path = path
+        self.config = config
+        self.reactor = getattr(config, "reactor", None)
+        self.static: dict[str, Any] = {}
+        for entry in entries:
+            if entry.type in ("Node", "RBAC", "ABAC"):
+                self.static[entry.type] = authorization.MODE_FACTORIES[entry.type](config)
+        self.required = frozenset(self.static)
+        try:
+            self.last_data: Optional[bytes] = _read_config(path)
+        except AuthorizationConfigError:
+            self.last_data = None
+        self.entries = entries
+        self.current = self._union(entries)
+        self.reloads = 0
+        self._call: Any = None
+        if self.reactor is not None:
+            self._call = self.reactor.callLater(RELOAD_INTERVAL, self._tick)
+
+    def _union(self, entries: list[AuthorizerEntry]) -> Any:
+        from kubetwist import authorization
+        from kubetwist.authorization import webhook
+
+        out: list[Any] = [authorization.PrivilegedGroups()]
+        for entry in entries:
+            if entry.type == "Webhook":
+                out.append(webhook.build(entry.webhook, self.reactor))
+            elif entry.type in self.static:
+                out.append(self.static[entry.type])
+            elif entry.type in ("Node", "RBAC", "ABAC"):
+                raise AuthorizationConfigError(
+                    f"authorizer type {entry.type} is not allowed if it was not enabled at "
+                    "initial server startup")
+            else:
+                out.append(authorization.MODE_FACTORIES[entry.type](self.config))
+        return authorization.UnionAuthorizer(out)
+
+    def _tick(self) -> None:
+        self.check_file()
+        self._call = self.reactor.callLater(RELOAD_INTERVAL, self._tick)
+
+    def stop(self) -> None:
+        """Stop reading the file."""
+        if self._call is not None and self._call.active():
+            self._call.cancel()
+        self._call = None
+
+    def check_file(self) -> bool:
+        """Upstream C{checkFile}: reload when the bytes changed; C{True} when reloaded."""
+        try:
+            data = _read_config(self.path)
+        except AuthorizationConfigError as e:
+            log.error("reloading authorization config: {err}", err=str(e))
+            return False
+        if data == self.last_data:
+            return False
+        log.info("found new authorization config data")
+        self.last_data = data
+        try:
+            entries = load_and_validate(data, self.required)
+            if entries == self.entries:
+                return False
+            current = self._union(entries)
+        except (AuthorizationConfigError, ValueError) as e:
+            log.error("reloading authorization config: {err}", err=str(e))
+            return False
+        self.entries = entries
+        self.current = current
+        self.reloads += 1
+        log.info("reloaded authz config")
+        return True
+
+    def authorize(self, attributes: Any) -> Any:
+        """The current union's decision."""
+        return self.current.authorize(attributes)
+
+    def rules_for(self, user: Any, namespace: str) -> tuple[list, list, bool, str]:
+        """The current union's rules."""
+        return self.current.rules_for(user, namespace)

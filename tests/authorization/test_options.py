@@ -166,11 +166,14 @@ class ConfigFileTests(OptionsTestCase):
         """Entries in order behind system:masters; the webhook's own settings."""
         p = self.config("authorizers:\n- type: Node\n  name: node\n- type: Webhook\n"
                         "  name: web\n" + WEBHOOK % self.kubeconfig +
-                        "- type: ABAC\n  name: abac\n- type: AlwaysDeny\n  name: deny\n")
+                        "- type: ABAC\n  name: abac\n- type: AlwaysDeny\n  name: alwaysdeny\n")
         o = self.parse(f"--authorization-config={p}",
                        f"--authorization-policy-file={self.policy}")
         self.assertEqual(o["authorization-mode"], ["Node", "Webhook", "ABAC", "AlwaysDeny"])
-        union = build_authorizer(o, authorization.AuthorizerConfig(reactor=Clock(), options=o))
+        reloading = build_authorizer(o, authorization.AuthorizerConfig(reactor=Clock(),
+                                                                        options=o))
+        self.addCleanup(reloading.stop)
+        union = reloading.current
         webhook = union.authorizers[2]
         self.assertIsInstance(webhook, WebhookAuthorizer)
         self.assertEqual((webhook.version, webhook.timeout, webhook.authorized_ttl,
@@ -180,7 +183,7 @@ class ConfigFileTests(OptionsTestCase):
         self.assertIsInstance(union.authorizers[3], ABACAuthorizer)
         self.assertEqual(len(union.authorizers), 5)
         ignored = Attributes(user=UserInfo(name="ignored"), verb="get", path="/x")
-        self.assertEqual(self.successResultOf(union.authorize(ignored)),
+        self.assertEqual(self.successResultOf(reloading.authorize(ignored)),
                          (NO_OPINION, "No policy matched.\nEverything is forbidden."))
 
     def test_errors(self) -> None:
@@ -241,6 +244,10 @@ class ConfigFileTests(OptionsTestCase):
              'unknown field "authorizers[0].webhook.bogus"'),
             ("authorizers: [\n", "failed to load AuthorizationConfiguration from file: yaml: "
                                  "line 3: did not find expected node content"),
+            ("authorizers:\n- type: AlwaysDeny\n  name: deny\n- type: AlwaysAllow\n"
+             "  name: myallow\n",
+             "[expected name alwaysdeny for authorizer AlwaysDeny instead of deny, expected "
+             "name alwaysallow for authorizer AlwaysAllow instead of myallow]"),
             ("authorizers:\n- type: ABAC\n  name: abac\n",
              "invalid authorization config: open : no such file or directory"),
             ("authorizers:\n- type: Webhook\n  name: web\n" + WEBHOOK.replace(
@@ -264,6 +271,47 @@ class ConfigFileTests(OptionsTestCase):
         options = {"authorization-mode": "AlwaysAllow", "authorization-config": ""}
         validate_options(options)
         self.assertEqual(options["authorization-mode"], ["AlwaysAllow"])
+
+
+class ReloadTests(OptionsTestCase):
+    """Upstream v1.32 reads --authorization-config again every minute and swaps the union."""
+
+    def test_reload(self) -> None:
+        node = "authorizers:\n- type: Node\n  name: node\n"
+        allow = node + "- type: AlwaysAllow\n  name: alwaysallow\n"
+        deny = node + "- type: AlwaysDeny\n  name: alwaysdeny\n"
+        p = self.write("authz.yaml", HEAD + allow)
+        o = self.parse(f"--authorization-config={p}")
+        clock = Clock()
+        reloading = build_authorizer(o, authorization.AuthorizerConfig(reactor=clock,
+                                                                        options=o))
+        self.addCleanup(reloading.stop)
+        node_authorizer = reloading.current.authorizers[1]
+        jane = Attributes(user=UserInfo(name="jane"), verb="get", path="/x")
+        decide = lambda: self.successResultOf(reloading.authorize(jane))  # noqa: E731
+        self.assertEqual(decide(), (ALLOW, ""))
+        self.write("authz.yaml", HEAD + deny)
+        clock.advance(59)
+        self.assertEqual(decide(), (ALLOW, ""))
+        clock.advance(1)
+        self.assertEqual(decide(), (NO_OPINION, "Everything is forbidden."))
+        self.assertIs(reloading.current.authorizers[1], node_authorizer)  # built once, reused
+        # invalid files and files dropping a start-up type are refused; the union stays
+        for bad in ("authorizers: [\n",
+                    "authorizers:\n- type: AlwaysAllow\n  name: alwaysallow\n",
+                    node + "- type: ABAC\n  name: abac\n"):
+            self.write("authz.yaml", HEAD + bad)
+            clock.advance(60)
+            self.assertEqual(decide(), (NO_OPINION, "Everything is forbidden."))
+        self.flushLoggedErrors()
+        self.assertEqual(reloading.reloads, 1)
+        os.unlink(p)
+        clock.advance(60)
+        self.write("authz.yaml", HEAD + allow)
+        clock.advance(60)
+        self.assertEqual(decide(), (ALLOW, ""))
+        self.assertEqual(reloading.rules_for(UserInfo(name="jane"), "default")[0],
+                         [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}])
 
 
 class DurationTests(SynchronousTestCase):
