@@ -512,8 +512,13 @@ def _transport_error(url: str, failure: Any) -> WebhookError:
     if isinstance(value, internet_error.ConnectionLost) and reasons:
         return WebhookError(f'Post "{url}": read: connection reset by peer', retry=True)
     text = str(value)
-    if "certificate verify failed" in text or "SSL" in type(value).__name__:
-        return WebhookError(f'Post "{url}": tls: failed to verify certificate: {text}')
+    if "certificate verify failed" in text:
+        return WebhookError(f'Post "{url}": tls: failed to verify certificate: x509: '
+                            "certificate signed by unknown authority")
+    if "VerificationError" in type(value).__name__ or "hostname" in text.lower():
+        host = urlsplit(url).hostname or ""
+        return WebhookError(f'Post "{url}": tls: failed to verify certificate: x509: '
+                            f"certificate is valid for other names, not {host}")
     return WebhookError(f'Post "{url}": {text}')
 
 

@@ -394,6 +394,48 @@ class RealHTTPSTests(TestCase):
                      "-CAkey", j(d, "ca.key"), "-CAcreateserial", "-days", "1",
                      "-extfile", j(d, "ext"), "-out", j(d, f"{name}.crt"))
 
+    def serve(self, hook):
+        from twisted.internet import reactor, ssl
+        from twisted.web.server import Site
+
+        j = os.path.join
+        with open(j(self.dir, "ca.crt"), "rb") as f:
+            ca = ssl.Certificate.loadPEM(f.read())
+        with open(j(self.dir, "server.crt"), "rb") as f:
+            server_pem = f.read()
+        with open(j(self.dir, "server.key"), "rb") as f:
+            server_pem += f.read()
+        options = ssl.PrivateCertificate.loadPEM(server_pem).options(ca)
+        port = reactor.listenSSL(0, Site(hook), options, interface="127.0.0.1")
+        self.addCleanup(port.stopListening)
+        return port.getHost().port
+
+    @defer.inlineCallbacks
+    def test_untrusted_server(self):
+        """A server certificate from another CA: no call, Go's x509 error."""
+        from twisted.internet import reactor
+
+        from kubetwist.authorization.webhook import WebhookSettings, build
+
+        j = os.path.join
+        hook = Hook()
+        port = self.serve(hook)
+        _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                 "-nodes", "-days", "1", "-subj", "/CN=other-ca", "-keyout",
+                 j(self.dir, "other.key"), "-out", j(self.dir, "other.crt"))
+        kc = j(self.dir, "kc.yaml")
+        with open(kc, "w") as f:
+            f.write(f"clusters:\n- name: w\n  cluster:\n    server: https://127.0.0.1:{port}/a\n"
+                    "    certificate-authority: other.crt\n")
+        authorizer = build(WebhookSettings(kubeconfig=kc, version="v1", timeout=10), reactor)
+        self.addCleanup(lambda: authorizer.client._agent._pool.closeCachedConnections())
+        result = yield authorizer.authorize(GET_PODS)
+        self.assertEqual(result, (NO_OPINION, "", f'Post "https://127.0.0.1:{port}/a?timeout=10s":'
+                                  " tls: failed to verify certificate: x509: certificate signed "
+                                  "by unknown authority"))
+        self.assertEqual(hook.reviews, [])
+        self.flushLoggedErrors()
+
     @defer.inlineCallbacks
     def test_round_trip(self):
         from twisted.internet import reactor, ssl
