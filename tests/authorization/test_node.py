@@ -215,6 +215,28 @@ class PopulatorTests(SynchronousTestCase):
         self.assertEqual(decide(res("get", "secrets", "s1")), (NO_OPINION, NOREL))
         self.assertEqual(decide(res("get", "persistentvolumes", "pv1", "")), (NO_OPINION, NOREL))
 
+    def test_malformed_objects(self) -> None:
+        """Item 7: objects of unexpected shapes in storage link nothing and break nothing."""
+        authorizer = _factory(authorization.AuthorizerConfig(storage=self.storage,
+                                                             reactor=self.clock))
+        self.addCleanup(authorizer.populator.stop)
+        bad = [
+            {"metadata": {"name": "b1", "namespace": "default"}, "spec": "x"},
+            {"metadata": {"name": "b2", "namespace": "default"},
+             "spec": {"nodeName": "n1", "volumes": ["x", 3]}},
+            {"metadata": {"name": "b3", "namespace": "default"},
+             "spec": {"nodeName": "n1", "containers": [{"env": "oops"}]}},
+            {"metadata": {"name": "b4", "namespace": "default"}, "spec": None},
+        ]
+        for i, obj in enumerate(bad):
+            self.create(f"/registry/pods/default/b{i + 1}", obj)
+        self.create("/registry/persistentvolumes/weird", {"metadata": {"name": "weird"},
+                                                          "spec": {"claimRef": "x"}})
+        self.create("/registry/pods/default/p1", POD)
+        self.assertEqual(authorizer.decide(res("get", "secrets", "s1")), (ALLOW, ""))
+        self.assertEqual(authorizer.decide(res("get", "pods", "b2")), (NO_OPINION, NOREL))
+        self.flushLoggedErrors()
+
     def test_mode(self) -> None:
         """C{Node} is a registered mode."""
         union = authorization.from_modes(["Node"], authorization.AuthorizerConfig())

@@ -273,12 +273,21 @@ class GraphPopulator:
             if ev.type == "ERROR":
                 w.stop()
                 return
-            ns, name = _meta(ev.object)
-            owner = (kind, ns, name)
-            if ev.type == "DELETED":
-                self.graph.delete_owner(owner)
-            else:
-                self.graph.set_owned_edges(owner, edges(ev.object))
+            try:
+                ns, name = _meta(ev.object)
+                owner = (kind, ns, name)
+                if ev.type == "DELETED":
+                    self.graph.delete_owner(owner)
+                else:
+                    self.graph.set_owned_edges(owner, edges(ev.object))
+            except (AttributeError, TypeError, ValueError):
+                # an object of an unexpected shape (written around the API): it links nothing
+                log.failure("node authorizer: cannot read {kind} {key}", kind=kind, key=ev.key)
+                if isinstance(ev.object, dict):
+                    meta = ev.object.get("metadata")
+                    if isinstance(meta, dict):
+                        self.graph.delete_owner((kind, str(meta.get("namespace") or ""),
+                                                 str(meta.get("name") or "")))
 
         def ended(_: Any) -> None:
             if not self.stopped and self.watches.get(kind) is w:
