@@ -48,6 +48,7 @@ class Attributes:
         naming a resource, C{False} for C{/healthz}, discovery, ...
     @ivar field_selector: the request's raw C{fieldSelector} (upstream C{GetFieldSelector},
         feature C{AuthorizeWithSelectors}), or C{""}.
+    @ivar label_selector: the request's raw C{labelSelector} (C{GetLabelSelector}), or C{""}.
     """
 
     user: Any = None
@@ -61,6 +62,7 @@ class Attributes:
     path: str = ""
     resource_request: bool = False
     field_selector: str = ""
+    label_selector: str = ""
 
     @property
     def is_resource_request(self) -> bool:
@@ -86,6 +88,7 @@ class Attributes:
             api_version=info.api_version, resource=info.resource, subresource=info.subresource,
             name=info.name, path=info.path, resource_request=True,
             field_selector=",".join((getattr(info, "query", None) or {}).get("fieldSelector", [])),
+            label_selector=",".join((getattr(info, "query", None) or {}).get("labelSelector", [])),
         )
 
 

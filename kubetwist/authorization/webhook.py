@@ -245,6 +245,55 @@ def _selector_requirements(raw: str) -> list[dict]:
     return out
 
 
+def _split_top(raw: str) -> list[str]:
+    """Split a selector on the commas outside parentheses."""
+    parts, depth, cur = [], 0, ""
+    for ch in raw:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth <= 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts if p.strip()]
+
+
+_SET_REQ = re.compile(r"^([^\s!=<>()]+)\s+(in|notin)\s*\((.*)\)$")
+_OP_REQ = re.compile(r"^([^\s!=<>()]+)\s*(==|!=|=)\s*(.*)$")
+
+
+def _label_requirements(raw: str) -> list[dict]:
+    """
+    Upstream C{labelSelectorToAuthorizationAPI} over a raw label selector: C{=}, C{==}, C{in}
+    -> C{In}; C{!=}, C{notin} -> C{NotIn}; C{key} -> C{Exists}; C{!key} -> C{DoesNotExist};
+    others (C{<}, C{>}, unparsable) are left out (requirements only narrow).
+    """
+    out: list[dict] = []
+    for part in _split_top(raw or ""):
+        m = _SET_REQ.match(part)
+        if m:
+            values = [v.strip() for v in m.group(3).split(",") if v.strip()]
+            req = {"key": m.group(1), "operator": "In" if m.group(2) == "in" else "NotIn"}
+            if values:
+                req["values"] = values
+            out.append(req)
+            continue
+        m = _OP_REQ.match(part)
+        if m:
+            out.append({"key": m.group(1), "operator": "NotIn" if m.group(2) == "!=" else "In",
+                        "values": [m.group(3).strip()]})
+            continue
+        if re.match(r"^![^\s!=<>()]+$", part):
+            out.append({"key": part[1:], "operator": "DoesNotExist"})
+        elif re.match(r"^[^\s!=<>()]+$", part):
+            out.append({"key": part, "operator": "Exists"})
+    return out
+
+
 def review_spec(attributes: Attributes) -> dict:
     """
     Upstream C{Authorize}'s C{SubjectAccessReviewSpec} (v1 field names, Go's omitempty).
@@ -262,6 +311,9 @@ def review_spec(attributes: Attributes) -> dict:
         reqs = _selector_requirements(getattr(attributes, "field_selector", "") or "")
         if reqs:
             ra_or_nra["fieldSelector"] = {"requirements": reqs}
+        reqs = _label_requirements(getattr(attributes, "label_selector", "") or "")
+        if reqs:
+            ra_or_nra["labelSelector"] = {"requirements": reqs}
         spec["resourceAttributes"] = ra_or_nra
     else:
         ra_or_nra = {}

@@ -121,6 +121,21 @@ class ReviewTests(WebhookTestCase):
                              {"key": "spec.nodeName", "operator": "In", "values": ["n1"]},
                              {"key": "a", "operator": "NotIn", "values": ["b"]}]})
 
+    def test_label_selector(self) -> None:
+        """A label selector travels as requirements; those that cannot narrow are left out."""
+        authorizer = self.make(version="v1")
+        self.decide(authorizer, Attributes(
+            user=JANE, verb="list", resource="pods", resource_request=True,
+            label_selector="app=web,tier!=db,env in (a, b),x notin (y),present,!absent,n>3"))
+        self.assertEqual(self.hook.reviews[0]["spec"]["resourceAttributes"]["labelSelector"],
+                         {"requirements": [
+                             {"key": "app", "operator": "In", "values": ["web"]},
+                             {"key": "tier", "operator": "NotIn", "values": ["db"]},
+                             {"key": "env", "operator": "In", "values": ["a", "b"]},
+                             {"key": "x", "operator": "NotIn", "values": ["y"]},
+                             {"key": "present", "operator": "Exists"},
+                             {"key": "absent", "operator": "DoesNotExist"}]})
+
     def test_decisions(self) -> None:
         """allowed -> ALLOW, denied -> DENY, neither -> NO_OPINION, both -> DENY + error."""
         cases = [
