@@ -153,30 +153,71 @@ class AuthorizerEntry:
     webhook: Any = None  # a kubetwist.authorization.webhook.WebhookSettings
 
 
-_WEBHOOK_FIELDS = {
-    "timeout": str, "subjectAccessReviewVersion": str,
-    "matchConditionSubjectAccessReviewVersion": str, "failurePolicy": str,
-    "authorizedTTL": str, "unauthorizedTTL": str,
-    "connectionInfo": {"type": str, "kubeConfigFile": str},
-    "matchConditions": [{"expression": str}],
-}
-_CONFIG_FIELDS = {
-    "apiVersion": str, "kind": str,
-    "authorizers": [{"type": str, "name": str, "webhook": _WEBHOOK_FIELDS}],
-}
+_DURATION = "duration"
+#: The decoded types (upstream C{apiserver/v1beta1} structs): C{(Go struct name, {json field:
+#: str | _DURATION | (list element struct) | struct})}.
+_MATCH_CONDITION = ("WebhookMatchCondition", {"expression": str})
+_CONNECTION_INFO = ("WebhookConnectionInfo", {"type": str, "kubeConfigFile": str})
+_WEBHOOK = ("WebhookConfiguration", {
+    "authorizedTTL": _DURATION, "unauthorizedTTL": _DURATION, "timeout": _DURATION,
+    "subjectAccessReviewVersion": str, "matchConditionSubjectAccessReviewVersion": str,
+    "failurePolicy": str, "connectionInfo": _CONNECTION_INFO, "matchConditions": [_MATCH_CONDITION],
+})
+_AUTHORIZER = ("AuthorizerConfiguration", {"type": str, "name": str, "webhook": _WEBHOOK})
+_CONFIGURATION = ("AuthorizationConfiguration", {"apiVersion": str, "kind": str,
+                                                 "authorizers": [_AUTHORIZER]})
 
 
-def _unknown_fields(obj: Any, schema: Any, path: str, out: list[str]) -> None:
-    if isinstance(schema, dict) and isinstance(obj, dict):
+class _Decoding:
+    """Go's C{encoding/json} into the structs above, strict as upstream's decoder: the first
+    type mismatch (C{json: cannot unmarshal number into Go struct field
+    WebhookConfiguration.authorizers.webhook.timeout of type string}), a bad duration (which
+    stops decoding at once), then every unknown field."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.type_error = ""
+        self.unknown: list[str] = []
+
+    def _mismatch(self, value: Any, struct: str, path: list[str], go_type: str) -> None:
+        from kubetwist.authorization.abac import _go_type
+
+        if not self.type_error:
+            self.type_error = (f"json: cannot unmarshal {_go_type(value)} into Go struct field "
+                               f"{struct}.{'.'.join(path)} of type {go_type}")
+
+    def struct(self, obj: dict, spec: tuple, names: list[str], where: str) -> None:
+        struct, fields = spec
         for key, value in obj.items():
-            p = f"{path}.{key}" if path else str(key)
-            if key not in schema:
-                out.append(p)
+            p = f"{where}.{key}" if where else str(key)
+            kind = fields.get(key)
+            if kind is None:
+                self.unknown.append(p)
                 continue
-            _unknown_fields(value, schema[key], p, out)
-    elif isinstance(schema, list) and isinstance(obj, list):
-        for i, item in enumerate(obj):
-            _unknown_fields(item, schema[0], f"{path}[{i}]", out)
+            if value is None:
+                continue
+            path = names + [str(key)]
+            if kind is str or kind == _DURATION:
+                if not isinstance(value, str):
+                    self._mismatch(value, struct, path, "string")
+                elif kind == _DURATION:
+                    parse_go_duration(value)  # raises ValueError: time: invalid duration "x"
+            elif isinstance(kind, list):
+                elem = kind[0]
+                if not isinstance(value, list):
+                    self._mismatch(value, struct, path, f"[]{self.version}.{elem[0]}")
+                    continue
+                for i, item in enumerate(value):
+                    if item is None:
+                        continue
+                    if not isinstance(item, dict):
+                        self._mismatch(item, struct, path, f"{self.version}.{elem[0]}")
+                        continue
+                    self.struct(item, elem, path, f"{p}[{i}]")
+            elif not isinstance(value, dict):
+                self._mismatch(value, struct, path, f"{self.version}.{kind[0]}")
+            else:
+                self.struct(value, kind, path, p)
 
 
 def load_authorization_config(path: str) -> dict:
@@ -229,20 +270,19 @@ def parse_authorization_config(data: bytes) -> dict:
             raise AuthorizationConfigError(
                 f'{prefix}no kind "{kind}" is registered for version "{api_version}" in scheme '
                 '"pkg/apis/apiserver/load/load.go:32"')
-        unknown: list[str] = []
-        _unknown_fields(doc, _CONFIG_FIELDS, "", unknown)
+        decoding = _Decoding(api_version.rpartition("/")[2])
+        try:
+            decoding.struct(doc, _CONFIGURATION, [], "")
+        except ValueError as e:
+            raise AuthorizationConfigError(f"{prefix}{e}") from None
+        if decoding.type_error:
+            raise AuthorizationConfigError(f"{prefix}{decoding.type_error}")
+        unknown = decoding.unknown
         if unknown:
-            if len(unknown) == 1:
-                raise AuthorizationConfigError(
-                    f'{prefix}strict decoding error: unknown field "{unknown[0]}"')
             raise AuthorizationConfigError(
                 f"{prefix}strict decoding error: " +
                 ", ".join(f'unknown field "{u}"' for u in unknown))
     authorizers = doc.get("authorizers") or []
-    if not isinstance(authorizers, list):
-        raise AuthorizationConfigError(
-            f"{prefix}json: cannot unmarshal object into Go struct field "
-            "AuthorizationConfiguration.authorizers of type []v1beta1.AuthorizerConfiguration")
     for a in authorizers:
         webhook = (a or {}).get("webhook") if isinstance(a, dict) else None
         if isinstance(webhook, dict):

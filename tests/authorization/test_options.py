@@ -242,6 +242,22 @@ class ConfigFileTests(OptionsTestCase):
              "    bogus: 1\n",
              "failed to load AuthorizationConfiguration from file: strict decoding error: "
              'unknown field "authorizers[0].webhook.bogus"'),
+            ("authorizers:\n- type: Webhook\n  name: web\n  webhook:\n    timeout: 3\n"
+             "    bogus: 1\n",
+             "failed to load AuthorizationConfiguration from file: json: cannot unmarshal "
+             "number into Go struct field WebhookConfiguration.authorizers.webhook.timeout of "
+             "type string"),
+            ("authorizers:\n- type: 5\n  name: web\n",
+             "failed to load AuthorizationConfiguration from file: json: cannot unmarshal "
+             "number into Go struct field AuthorizerConfiguration.authorizers.type of type "
+             "string"),
+            ("authorizers:\n- type: 5\n  name: web\n  webhook:\n    timeout: soon\n",
+             'failed to load AuthorizationConfiguration from file: time: invalid duration '
+             '"soon"'),
+            ("authorizers: {}\n",
+             "failed to load AuthorizationConfiguration from file: json: cannot unmarshal "
+             "object into Go struct field AuthorizationConfiguration.authorizers of type "
+             "[]v1beta1.AuthorizerConfiguration"),
             ("authorizers: [\n", "failed to load AuthorizationConfiguration from file: yaml: "
                                  "line 3: did not find expected node content"),
             ("authorizers:\n- type: AlwaysDeny\n  name: deny\n- type: AlwaysAllow\n"
