@@ -36,6 +36,9 @@ GROUP_VERSION = "abac.authorization.kubernetes.io/v1beta1"
 #: Upstream C{user.AllAuthenticated}.
 ALL_AUTHENTICATED = "system:authenticated"
 
+#: Go's C{bufio.MaxScanTokenSize}: a longer line stops the reading of the file.
+_MAX_SCAN_TOKEN = 64 * 1024
+
 _GO_TYPES = {"user": "string", "group": "string", "readonly": "bool", "apiGroup": "string",
              "resource": "string", "namespace": "string", "nonResourcePath": "string"}
 
@@ -181,6 +184,9 @@ def load_policy_file(path: str) -> list[Policy]:
         raise PolicyLoadError(f"open {path}: {e.strerror.lower() if e.strerror else e}") from None
     policies: list[Policy] = []
     for n, bline in enumerate(raw.split(b"\n"), start=1):
+        if len(bline) >= _MAX_SCAN_TOKEN:
+            raise PolicyLoadError(f"error reading policy file {path}: bufio.Scanner: token "
+                                  "too long")
         line = bline.decode("utf-8", "replace").rstrip("\r")
         trimmed = line.strip()
         if not trimmed or trimmed.startswith("#"):

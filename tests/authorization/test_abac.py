@@ -161,6 +161,14 @@ class BadFileTests(FileTestCase):
             self.assertTrue(str(ctx.exception).startswith(f"error reading policy file {p}, "))
             self.assertNotIn("\n", str(ctx.exception))
 
+    def test_line_too_long(self) -> None:
+        """A line of 64 KiB or more ends the reading (Go's bufio.Scanner)."""
+        p = self.write(line(user="a") + "\n" + line(user="x" * 70000) + "\n")
+        with self.assertRaises(PolicyLoadError) as ctx:
+            load_policy_file(p)
+        self.assertEqual(str(ctx.exception),
+                         f"error reading policy file {p}: bufio.Scanner: token too long")
+
     def test_unknown_field_accepted(self) -> None:
         """Unknown fields are ignored (upstream decodes leniently)."""
         p = self.write(line(user="alice", bogus=1))
