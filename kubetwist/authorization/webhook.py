@@ -392,10 +392,16 @@ _env_cache: list = []
 
 
 def _env() -> Any:
+    """Upstream's base CEL environment of v1.32 (the one CRD rules use: the strings, lists,
+    regex, URL, quantity, IP and CIDR libraries and extensions) with C{request}."""
     from cel_expr_python import cel
 
+    from kubetwist.apiextensions.schema.cel_lib import ENV_CONFIG_YAML, FUNCTION_IMPLS
+
     if not _env_cache:
-        _env_cache.append(cel.NewEnv(variables={"request": cel.Type.DYN}))
+        _env_cache.append(cel.NewEnv(config=cel.NewEnvConfigFromYaml(ENV_CONFIG_YAML),
+                                     variables={"request": cel.Type.DYN},
+                                     function_impls=FUNCTION_IMPLS))
     return _env_cache[0]
 
 

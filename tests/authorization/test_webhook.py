@@ -199,6 +199,15 @@ class MatchConditionTests(WebhookTestCase):
         self.assertEqual(self.decide(authorizer, HEALTHZ), (NO_OPINION, ""))
         self.assertEqual(len(self.hook.reviews), 1)
 
+    def test_library(self) -> None:
+        """The base environment's libraries (strings, regex) are there, as upstream's."""
+        authorizer = self.make(matcher=self.matcher("request.user.split(':').size() == 1",
+                                                    "request.user.matches('^ja')"))
+        self.assertEqual(self.decide(authorizer), (ALLOW, ""))
+        bob = Attributes(user=UserInfo(name="system:bob"), verb="get", path="/x")
+        self.assertEqual(self.decide(authorizer, bob), (NO_OPINION, ""))
+        self.assertEqual(len(self.hook.reviews), 1)
+
     def test_error(self) -> None:
         """An evaluation error (and no false) decides the failure policy, with the error."""
         authorizer = self.make(matcher=self.matcher(
