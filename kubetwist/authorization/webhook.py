@@ -530,7 +530,8 @@ _GENERIC_MESSAGES = {
 
 def _status_error(code: int, body: bytes, content_type: str, retry_after: bool) -> WebhookError:
     """Upstream rest client C{transformResponse} for a non-2xx answer."""
-    retry = code in (500, 504, 429) or (retry_after and (code >= 500 or code == 429))
+    # upstream DefaultShouldRetry: InternalError (5xx but 503), Timeout (504), TooManyRequests
+    retry = (code >= 500 and code != 503) or code == 429 or (retry_after and code == 503)
     try:
         status = json.loads(body)
         if (isinstance(status, dict) and status.get("kind") == "Status"

@@ -278,6 +278,9 @@ class FailureTests(WebhookTestCase):
              'an error on the server ("unknown") has prevented the request from succeeding'),
             (lambda r: (429, b""), 5, "the server has received too many requests and has "
                                       "asked us to try again later"),
+            (lambda r: (502, b"gw", "text/plain"), 5,
+             'an error on the server ("gw") has prevented the request from succeeding'),
+            (lambda r: (503, b""), 1, "the server is currently unable to handle the request"),
             (lambda r: (404, b"nope", "text/plain"), 1,
              "the server could not find the requested resource"),
             (lambda r: (403, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
