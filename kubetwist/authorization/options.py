@@ -582,14 +582,14 @@ def _check_abac(options: Any, required: bool = True) -> None:
 
 
 def _check_webhook(settings: Any) -> None:
-    from kubetwist.authorization.webhook import load_webhook_kubeconfig
+    from kubetwist.authorization.webhook import load_webhook_kubeconfig, tls_policy_for
 
     if settings.in_cluster:
         raise AuthorizationConfigError(
             "invalid authorization config: unable to load in-cluster configuration, "
             "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined")
     try:
-        load_webhook_kubeconfig(settings.kubeconfig)
+        tls_policy_for(load_webhook_kubeconfig(settings.kubeconfig))
     except ValueError as e:
         raise AuthorizationConfigError(f"invalid authorization config: {e}") from None
 

@@ -31,7 +31,9 @@ from urllib.parse import urlsplit
 import yaml
 from twisted.internet import defer
 from twisted.internet import error as internet_error
+from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
 from twisted.logger import Logger
+from twisted.web.iweb import IPolicyForHTTPS
 from zope.interface import implementer
 
 from kubetwist.authorization.authorizer import (
@@ -194,37 +196,90 @@ def load_webhook_kubeconfig(path: str) -> WebhookTarget:
     return target
 
 
-def http_client_for(reactor: Any, target: WebhookTarget) -> Any:
+def tls_policy_for(target: WebhookTarget) -> Any:
     """
-    A treq C{HTTPClient} for C{target}: TLS verified against its CA (or the platform's) and
-    the server's name, presenting its client certificate.
+    The C{IPolicyForHTTPS} of C{target}: the server verified against its CA (or the
+    platform's) and its name, the client certificate presented; with
+    C{insecure-skip-tls-verify}, no verification (upstream's C{Insecure}).
 
-    @raise ValueError: the certificate or key is not PEM.
+    @raise ValueError: a certificate or key that is not PEM, or a CA with the insecure flag
+        (upstream's texts).
     """
-    from treq.client import HTTPClient
     from twisted.internet import ssl
-    from twisted.web.client import Agent, HTTPConnectionPool
 
     from kubetwist.storage.etcd3.client import EtcdTLSPolicy
 
+    if target.insecure and target.ca_pem:
+        raise ValueError("specifying a root certificates file with the insecure flag is not "
+                         "allowed")
     trust_root = None
     if target.ca_pem:
         pems = [b"-----BEGIN CERTIFICATE-----" + chunk for chunk in
                 target.ca_pem.split(b"-----BEGIN CERTIFICATE-----")[1:]]
         try:
+            if not pems:
+                raise ValueError("no certificates")
             trust_root = ssl.trustRootFromCertificates([ssl.Certificate.loadPEM(p) for p in pems])
-        except Exception as e:  # noqa: BLE001 -- OpenSSL raises its own error types
-            raise ValueError(f"unable to load root certificates: {e}") from None
+        except Exception:  # noqa: BLE001 -- OpenSSL raises its own error types
+            raise ValueError("unable to load root certificates: unable to parse bytes as "
+                             "PEM block") from None
     client_certificate = None
     if target.cert_pem:
         try:
             client_certificate = ssl.PrivateCertificate.loadPEM(
                 target.cert_pem + b"\n" + (target.key_pem or b""))
-        except Exception as e:  # noqa: BLE001
-            raise ValueError(f"tls: failed to find any PEM data in key input: {e}") from None
+        except Exception:  # noqa: BLE001
+            raise ValueError("tls: failed to find any PEM data in key input") from None
+    if target.insecure:
+        return _InsecurePolicy(client_certificate)
+    return EtcdTLSPolicy(trust_root, client_certificate)
+
+
+@implementer(IPolicyForHTTPS)
+class _InsecurePolicy:
+    """TLS without verifying the server (C{insecure-skip-tls-verify: true})."""
+
+    def __init__(self, client_certificate: Any) -> None:
+        from twisted.internet import ssl
+
+        kwargs: dict[str, Any] = {"verify": False}
+        if client_certificate is not None:
+            kwargs["privateKey"] = client_certificate.privateKey.original
+            kwargs["certificate"] = client_certificate.original
+        self.options = ssl.CertificateOptions(**kwargs)
+
+    def creatorForNetloc(self, hostname: bytes, port: int) -> Any:
+        return _InsecureCreator(self.options.getContext(), hostname)
+
+
+@implementer(IOpenSSLClientConnectionCreator)
+class _InsecureCreator:
+    def __init__(self, context: Any, hostname: bytes) -> None:
+        self.context = context
+        self.hostname = hostname
+
+    def clientConnectionForTLS(self, protocol: Any) -> Any:
+        from OpenSSL import SSL
+
+        connection = SSL.Connection(self.context, None)
+        connection.set_app_data(protocol)
+        connection.set_connect_state()
+        connection.set_tlsext_host_name(self.hostname)
+        return connection
+
+
+def http_client_for(reactor: Any, target: WebhookTarget) -> Any:
+    """
+    A treq C{HTTPClient} for C{target} with L{tls_policy_for} and its own connection pool.
+
+    @raise ValueError: see L{tls_policy_for}.
+    """
+    from treq.client import HTTPClient
+    from twisted.web.client import Agent, HTTPConnectionPool
+
+    policy = tls_policy_for(target)
     pool = HTTPConnectionPool(reactor, persistent=True)
-    agent = Agent(reactor, contextFactory=EtcdTLSPolicy(trust_root, client_certificate), pool=pool)
-    return HTTPClient(agent)
+    return HTTPClient(Agent(reactor, contextFactory=policy, pool=pool))
 
 
 # --- the SubjectAccessReview ------------------------------------------------------------------
@@ -574,6 +629,9 @@ def _transport_error(url: str, failure: Any) -> WebhookError:
     if "certificate verify failed" in text:
         return WebhookError(f'Post "{url}": tls: failed to verify certificate: x509: '
                             "certificate signed by unknown authority")
+    alert = re.search(r"(?:tlsv\d+|sslv3) alert ([a-z ]+)", text)
+    if alert:
+        return WebhookError(f'Post "{url}": remote error: tls: {alert.group(1).strip()}')
     if "VerificationError" in type(value).__name__ or "hostname" in text.lower():
         host = urlsplit(url).hostname or ""
         return WebhookError(f'Post "{url}": tls: failed to verify certificate: x509: '
@@ -851,6 +909,7 @@ def build(settings: WebhookSettings, reactor: Any,
         raise ValueError("unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and "
                          "KUBERNETES_SERVICE_PORT must be defined")
     target = load_webhook_kubeconfig(settings.kubeconfig)
+    tls_policy_for(target)  # the certificate files, before anything is built
     matcher, errs = compile_match_conditions(settings.match_conditions)
     if errs:
         texts = [str(e) for e in errs]

@@ -391,6 +391,21 @@ current-context: c
             with self.assertRaises(ValueError) as ctx:
                 load_webhook_kubeconfig(p)
             self.assertEqual(str(ctx.exception), want.format(p=p))
+        from kubetwist.authorization.webhook import tls_policy_for
+
+        for text, want in (
+                ("clusters:\n- cluster: {server: 'https://x', certificate-authority-data: "
+                 "QUJD}\n", "unable to load root certificates: unable to parse bytes as PEM "
+                             "block"),
+                ("clusters:\n- cluster: {server: 'https://x'}\nusers:\n- user: "
+                 "{client-certificate-data: QUJD, client-key-data: QUJD}\n",
+                 "tls: failed to find any PEM data in key input"),
+                ("clusters:\n- cluster: {server: 'https://x', certificate-authority-data: QUJD,"
+                 " insecure-skip-tls-verify: true}\n", "specifying a root certificates file "
+                                                        "with the insecure flag is not allowed")):
+            with self.assertRaises(ValueError) as ctx:
+                tls_policy_for(load_webhook_kubeconfig(self.write("kc.yaml", text)))
+            self.assertEqual(str(ctx.exception), want)
         with self.assertRaises(ValueError) as ctx:
             load_webhook_kubeconfig("/nonexistent/kc")
         self.assertEqual(str(ctx.exception), "stat /nonexistent/kc: no such file or directory")
@@ -461,6 +476,44 @@ class RealHTTPSTests(TestCase):
                                   " tls: failed to verify certificate: x509: certificate signed "
                                   "by unknown authority"))
         self.assertEqual(hook.reviews, [])
+        self.flushLoggedErrors()
+
+    @defer.inlineCallbacks
+    def test_insecure(self):
+        """C{insecure-skip-tls-verify}: the server is not verified."""
+        from twisted.internet import reactor
+
+        from kubetwist.authorization.webhook import WebhookSettings, build
+
+        hook = Hook(lambda review: (200, allowed(True, "insecure")))
+        port = self.serve(hook)
+        kc = os.path.join(self.dir, "kc.yaml")
+        with open(kc, "w") as f:
+            f.write(f"clusters:\n- name: w\n  cluster:\n    server: https://127.0.0.1:{port}/a\n"
+                    "    insecure-skip-tls-verify: true\nusers:\n- user: {client-certificate: "
+                    "client.crt, client-key: client.key}\n")
+        authorizer = build(WebhookSettings(kubeconfig=kc, version="v1", timeout=10), reactor)
+        self.addCleanup(lambda: authorizer.client._agent._pool.closeCachedConnections())
+        result = yield authorizer.authorize(GET_PODS)
+        self.assertEqual(result, (ALLOW, "insecure"))
+
+    @defer.inlineCallbacks
+    def test_no_client_certificate(self):
+        """A server that wants a client certificate we do not have: Go's remote error."""
+        from twisted.internet import reactor
+
+        from kubetwist.authorization.webhook import WebhookSettings, build
+
+        port = self.serve(Hook())
+        kc = os.path.join(self.dir, "kc.yaml")
+        with open(kc, "w") as f:
+            f.write(f"clusters:\n- name: w\n  cluster:\n    server: https://127.0.0.1:{port}/a\n"
+                    "    certificate-authority: ca.crt\n")
+        authorizer = build(WebhookSettings(kubeconfig=kc, version="v1", timeout=10), reactor)
+        self.addCleanup(lambda: authorizer.client._agent._pool.closeCachedConnections())
+        result = yield authorizer.authorize(GET_PODS)
+        self.assertEqual(result, (NO_OPINION, "", f'Post "https://127.0.0.1:{port}/a?timeout=10s":'
+                                  " remote error: tls: certificate required"))
         self.flushLoggedErrors()
 
     @defer.inlineCallbacks
