@@ -36,6 +36,7 @@ POD = pod(serviceAccountName="robot", imagePullSecrets=[{"name": "pull"}],
                    {"name": "proj", "projected": {"sources": [{"secret": {"name": "s-proj"}}]}},
                    {"name": "data", "persistentVolumeClaim": {"claimName": "claim"}},
                    {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}},
+                   {"name": "az", "azureFile": {"secretName": "s-az", "shareName": "x"}},
                    {"name": "cifs",
                     "flexVolume": {"driver": "d", "secretRef": {"name": "s-flex"}}}])
 PV = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
@@ -181,7 +182,7 @@ class DecisionTests(SynchronousTestCase):
 
     def test_references(self) -> None:
         refs = pod_references(POD)
-        self.assertEqual(refs["secret"], {"s1", "s-vol", "s-proj", "pull", "s-flex"})
+        self.assertEqual(refs["secret"], {"s1", "s-vol", "s-proj", "pull", "s-flex", "s-az"})
         self.assertEqual(refs["configmap"], {"cm-env", "cm-vol"})
         self.assertEqual(refs["pvc"], {"claim", "p1-scratch"})
         self.assertEqual(refs["serviceAccount"], {"robot"})

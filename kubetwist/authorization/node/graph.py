@@ -150,6 +150,8 @@ def pod_references(pod: dict) -> dict[str, set[str]]:
                 refs[SECRET].add(src["secret"]["name"])
             if (src.get("configMap") or {}).get("name"):
                 refs[CONFIGMAP].add(src["configMap"]["name"])
+        if (vol.get("azureFile") or {}).get("secretName"):
+            refs[SECRET].add(vol["azureFile"]["secretName"])
         for key, value in vol.items():
             if key in ("secret", "configMap", "projected", "name"):
                 continue
@@ -200,6 +202,10 @@ def pv_edges(pv: dict) -> list[tuple[Vertex, Vertex]]:
         if ref.get("name"):
             edges.append(((SECRET, ref.get("namespace") or claim.get("namespace") or "",
                            ref["name"]), pv_v))
+    azure = spec.get("azureFile") or {}
+    if azure.get("secretName"):  # upstream: secretNamespace, else the claim's namespace
+        edges.append(((SECRET, azure.get("secretNamespace") or claim.get("namespace") or "",
+                       azure["secretName"]), pv_v))
     return edges
 
 
