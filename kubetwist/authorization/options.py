@@ -485,9 +485,15 @@ def _aggregate(texts: list[str]) -> str:
 
 def _changed(options: Any, key: str) -> bool:
     defaults = getattr(options, "defaults", None) or {}
+    value = options.get(key)
+    if isinstance(value, list):  # authorization-mode once parsed
+        value = ",".join(value)
     if key not in defaults:
-        return bool(options.get(key))
-    return options.get(key) != defaults[key]
+        return bool(value)
+    default = defaults[key]
+    if isinstance(value, float) and isinstance(default, str):  # a TTL once parsed
+        return value != parse_go_duration(default)
+    return value != default
 
 
 def validate_options(options: Any) -> None:
@@ -533,9 +539,10 @@ def validate_options(options: Any) -> None:
     modes = options.get("authorization-mode")
     if isinstance(modes, str):
         modes = [m.strip() for m in modes.split(",") if m.strip()]
-    options["authorization-mode"] = list(modes or [])
+    modes = list(modes or [])
+    options["authorization-mode"] = modes
     version = options.get("authorization-webhook-version") or "v1beta1"
-    for m in modes or []:
+    for m in modes:
         if m == "ABAC":
             if not options.get("authorization-policy-file"):
                 raise AuthorizationConfigError(
@@ -551,7 +558,7 @@ def validate_options(options: Any) -> None:
         errors.append("cannot specify --authorization-policy-file without mode ABAC")
     if options.get("authorization-webhook-config-file") and "Webhook" not in modes:
         errors.append("cannot specify --authorization-webhook-config-file without mode Webhook")
-    if len(set(modes or [])) != len(modes or []):
+    if len(set(modes)) != len(modes):
         quoted = " ".join('"' + m + '"' for m in modes)
         errors.append(f"authorization-mode [{quoted}] has mode specified more than once")
     if errors:
