@@ -26,6 +26,7 @@ from twisted.logger import Logger
 from twisted.web.server import Site
 
 from kubetwist import authorization
+from kubetwist.authorization import options as authorization_options
 from kubetwist.server.healthz import HealthCheck
 from kubetwist.server.reuseport import secure_endpoint
 
@@ -170,8 +171,8 @@ class KubeAPIService(MultiService):
                 admission_plugins=o.get("admission-plugins"),
             ),
             authenticator=authenticator,
-            authorizer=authorization.from_modes(
-                o["authorization-mode"],
+            authorizer=authorization_options.build_authorizer(
+                o,
                 authorization.AuthorizerConfig(storage=self.storage, reactor=self.reactor,
                                                options=o)),
             version_info=self.version_info(),

@@ -36,7 +36,12 @@ _GROUPS = [
                               "service-account-jwks-uri", "service-account-key-file",
                               "service-account-max-token-expiration",
                               "service-account-signing-key-file"]),
-    ("Authorization flags", ["authorization-mode"]),
+    ("Authorization flags", ["authorization-config", "authorization-mode",
+                             "authorization-policy-file",
+                             "authorization-webhook-cache-authorized-ttl",
+                             "authorization-webhook-cache-unauthorized-ttl",
+                             "authorization-webhook-config-file",
+                             "authorization-webhook-version"]),
     ("Admission flags", ["disable-admission-plugins", "enable-admission-plugins"]),
     ("Generic flags", ["cors-allowed-origins", "max-requests-inflight",
                        "max-mutating-requests-inflight",
@@ -144,6 +149,21 @@ class Options(usage.Options):
         ["disable-admission-plugins", None, "", "admission plugins that should be disabled "
          "although they are in the default enabled plugins list. Comma-delimited list of "
          "admission plugins. The order of plugins in this flag does not matter."],
+        ["authorization-config", None, "", "File with Authorization Configuration to configure "
+         "the authorizer chain. Requires feature gate StructuredAuthorizationConfiguration. This "
+         "flag is mutually exclusive with the other --authorization-mode and "
+         "--authorization-webhook-* flags."],
+        ["authorization-policy-file", None, "", "File with authorization policy in json line by "
+         "line format, used with --authorization-mode=ABAC, on the secure port."],
+        ["authorization-webhook-config-file", None, "", "File with webhook configuration in "
+         "kubeconfig format, used with --authorization-mode=Webhook. The API server will query "
+         "the remote service to determine access on the API server's secure port."],
+        ["authorization-webhook-version", None, "v1beta1", "The API version of the "
+         "authorization.k8s.io SubjectAccessReview to send to and expect from the webhook."],
+        ["authorization-webhook-cache-authorized-ttl", None, "5m0s", "The duration to cache "
+         "'authorized' responses from the webhook authorizer."],
+        ["authorization-webhook-cache-unauthorized-ttl", None, "30s", "The duration to cache "
+         "'unauthorized' responses from the webhook authorizer."],
         ["cors-allowed-origins", None, "", "List of allowed origins for CORS, comma separated. "
          "An allowed origin can be a regular expression to support subdomain matching. If this "
          "list is empty CORS will not be enabled."],
@@ -320,14 +340,12 @@ class Options(usage.Options):
             o["service-node-port-range"] = parse_port_range(o["service-node-port-range"])
         except ValueError as e:
             raise usage.UsageError(f"invalid --service-node-port-range: {e}") from None
-        from kubetwist import authorization
+        from kubetwist.authorization.options import validate_options
 
-        modes = [m.strip() for m in o["authorization-mode"].split(",") if m.strip()]
         try:
-            authorization.validate_modes(modes)
+            validate_options(o)  # the modes, their files, --authorization-config
         except ValueError as e:
             raise usage.UsageError(str(e)) from None
-        o["authorization-mode"] = modes
         self._admission_flags()
         self._filter_flags()
         o["anonymous-auth"] = str(o["anonymous-auth"]).lower() in ("true", "1")

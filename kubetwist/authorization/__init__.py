@@ -80,8 +80,10 @@ class UnionAuthorizer:
     """
     Upstream C{union.New}: the first authorizer with an opinion (allow or deny) decides and
     later ones are not asked; with no opinion at all, the reasons of every member are joined
-    with C{", "}.  An evaluation error of a member is collected the same way (upstream
-    aggregates them) and reported only when nobody decides.
+    with C{"\n"}.  An evaluation error of a member (a third element of its answer) is
+    collected the same way (upstream aggregates them: C{[e1, e2]} for more than one) and
+    answered as C{(decision, reason, error)}; the authorization filter turns an error without
+    an allow into a 500.
     """
 
     def __init__(self, authorizers: Sequence[Any]) -> None:
@@ -91,16 +93,23 @@ class UnionAuthorizer:
         """@return: a Deferred of C{(decision, reason)}; see the class docstring."""
         return defer.ensureDeferred(self._authorize(attributes))
 
-    async def _authorize(self, attributes: Attributes) -> tuple[str, str]:
+    async def _authorize(self, attributes: Attributes) -> tuple:
         reasons: list[str] = []
+        errors: list[str] = []
         for a in self.authorizers:
             result = await a.authorize(attributes)
             decision, reason = result[0], result[1]
+            err = result[2] if len(result) > 2 else ""
+            if err:
+                errors.append(str(err))
             if decision in (ALLOW, DENY):
-                return decision, reason
+                return (decision, reason, err) if err else (decision, reason)
             if reason:
                 reasons.append(reason)
-        return NO_OPINION, ", ".join(reasons)
+        if errors:
+            error = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+            return NO_OPINION, "\n".join(reasons), error
+        return NO_OPINION, "\n".join(reasons)
 
     def rules_for(self, user: Any, namespace: str) -> tuple[list, list, bool, str]:
         """
@@ -164,7 +173,7 @@ def from_modes(modes: list[str], config: AuthorizerConfig | None = None) -> Unio
     privileged-group authorizer; each mode's authorizer comes from L{MODE_FACTORIES} given
     C{config}.
 
-    @raise ValueError: an unknown mode (C{authorization-mode "X" is not supported ...}).
+    @raise ValueError: an unknown mode (C{authorization-mode "X" is not a valid mode}).
     """
     validate_modes(modes)
     config = config or AuthorizerConfig()
@@ -178,14 +187,12 @@ def validate_modes(modes: list[str]) -> None:
     """
     Check C{--authorization-mode}'s names without building anything (the flag check at start).
 
-    @raise ValueError: an unknown mode (C{authorization-mode "X" is not supported ...}).
+    @raise ValueError: an unknown mode (upstream's C{authorization-mode "X" is not a valid
+        mode}).
     """
     for m in modes:
         if m not in MODE_FACTORIES:
-            raise ValueError(
-                f'authorization-mode "{m}" is not supported (supported: '
-                f'{", ".join(MODE_FACTORIES)})'
-            )
+            raise ValueError(f'authorization-mode "{m}" is not a valid mode')
 
 
 def forbidden_message(attributes: Attributes, reason: str) -> str:
@@ -208,3 +215,7 @@ def forbidden_message(attributes: Attributes, reason: str) -> str:
     if reason:
         msg += f": {reason}"
     return msg
+
+
+# the modes beyond AlwaysAllow/AlwaysDeny register themselves in MODE_FACTORIES
+from kubetwist.authorization import modes as _modes  # noqa: E402,F401

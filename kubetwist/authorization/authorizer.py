@@ -46,6 +46,9 @@ class Attributes:
     @ivar path: the URL path (what a non-resource request is authorized on).
     @ivar resource_request: C{True} for C{/api/...} and C{/apis/<group>/<version>/...} requests
         naming a resource, C{False} for C{/healthz}, discovery, ...
+    @ivar field_selector: the request's raw C{fieldSelector} (upstream C{GetFieldSelector},
+        feature C{AuthorizeWithSelectors}), or C{""}.
+    @ivar label_selector: the request's raw C{labelSelector} (C{GetLabelSelector}), or C{""}.
     """
 
     user: Any = None
@@ -58,6 +61,8 @@ class Attributes:
     name: str = ""
     path: str = ""
     resource_request: bool = False
+    field_selector: str = ""
+    label_selector: str = ""
 
     @property
     def is_resource_request(self) -> bool:
@@ -82,6 +87,8 @@ class Attributes:
             user=user, verb=info.verb, namespace=info.namespace, api_group=info.api_group,
             api_version=info.api_version, resource=info.resource, subresource=info.subresource,
             name=info.name, path=info.path, resource_request=True,
+            field_selector=",".join((getattr(info, "query", None) or {}).get("fieldSelector", [])),
+            label_selector=",".join((getattr(info, "query", None) or {}).get("labelSelector", [])),
         )
 
 

@@ -29,12 +29,35 @@ def forbidden(attributes: Attributes, reason: str) -> errors.StatusError:
     return errors.new_forbidden("", "", "", msg)
 
 
+def write_internal_error(request: Any, err: str) -> None:
+    """
+    Upstream C{responsewriters.InternalError}: 500, C{text/plain}, C{Internal Server Error:
+    "<request URI>": <err>} with C{& < >} HTML-escaped.
+    """
+    from kubetwist.runtime.gofmt import quote
+
+    uri = request.uri.decode("utf-8", "replace") if isinstance(request.uri, bytes) else \
+        str(request.uri)
+    text = f"Internal Server Error: {quote(uri)}: {err}"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    request.setResponseCode(500)
+    request.setHeader(b"Content-Type", b"text/plain; charset=utf-8")
+    request.setHeader(b"X-Content-Type-Options", b"nosniff")
+    request.write((text + "\n").encode())
+    request.finish()
+
+
 def with_authorization(handler: Handler, authorizer: IAuthorizer) -> Handler:
     """Authorize, then hand on; see the module docstring."""
 
     def decided(result: tuple, request: Any, attributes: Attributes) -> Any:
         decision, reason = result[0], result[1]
         if decision != ALLOW:
+            if len(result) > 2 and result[2]:
+                # an evaluation error without an allow (a failed webhook): upstream's
+                # responsewriters.InternalError, plain text
+                write_internal_error(request, str(result[2]))
+                return None
             raise forbidden(attributes, reason)
         return handler(request)
 
