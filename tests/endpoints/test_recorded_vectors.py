@@ -21,12 +21,8 @@ from tools import record_vectors as rv
 
 VECTORS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "vectors")
 
-_GO_VALUES = "Go-value formatting of whole structs in messages (cmp.Diff, %#v of a PodTemplateSpec)"
-
 #: Vector ids (script, id) whose difference belongs to work owned elsewhere, with the class.
 PENDING: dict[tuple[str, str], str] = {
-    ("core", "pod-update-forbidden-field"): _GO_VALUES,
-    ("batch", "job-update-template-immutable"): _GO_VALUES,
 }
 
 

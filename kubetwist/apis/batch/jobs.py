@@ -38,6 +38,7 @@ from kubetwist.apis.core.podspec_validation import (
     go_string_map,
     validate_pod_template_spec,
 )
+from kubetwist.runtime import govalues
 
 __all__ = [
     "CONTROLLER_UID_LABEL",
@@ -432,8 +433,10 @@ def validate_job_update(new: dict, old: dict) -> list[FieldError]:
             for key in ("labels", "annotations"):
                 tmeta.pop(key, None)
     if ntpl != otpl:
-        errs.append(GoValueError("Invalid", path.child("template"),
-                                 "core.PodTemplateSpec{...}", "field is immutable"))
+        tpl_type = govalues.internal_type("io.k8s.api.core.v1.PodTemplateSpec")
+        printed = govalues.sharp_v(tpl_type, govalues.from_json(tpl_type, spec.get("template")))
+        errs.append(GoValueError("Invalid", path.child("template"), printed,
+                                 "field is immutable"))
     return errs
 
 
