@@ -97,7 +97,7 @@ class RecorderTests(SynchronousTestCase):
 
     def test_vectors_load(self):
         """Every stored vector names its step and has a code; ids are unique per script."""
-        for name in ("core", "apps", "batch", "rbac", "crd", "fieldselectors"):
+        for name in ("core", "apps", "batch", "rbac", "crd", "fieldselectors", "govalues"):
             vectors = load_vectors(name)
             ids = [v["id"] for v in vectors]
             self.assertEqual(len(ids), len(set(ids)), name)
@@ -228,3 +228,4 @@ RecordedBatchTests = _make("batch")
 RecordedRbacTests = _make("rbac")
 RecordedCrdTests = _make("crd")
 RecordedFieldselectorsTests = _make("fieldselectors")
+RecordedGovaluesTests = _make("govalues")

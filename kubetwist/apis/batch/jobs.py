@@ -123,13 +123,18 @@ def default_job_spec(spec: dict) -> None:
 
 
 def default_job(obj: dict) -> None:
-    """Upstream C{SetObjectDefaults_Job}: the spec defaults; labels copied from the template."""
+    """
+    Upstream C{SetObjectDefaults_Job}: the spec defaults; a Job without labels takes its
+    template's labels.  Upstream assigns the template's map itself (Go maps alias), so the
+    selector labels C{generateSelector} adds to the template on create land on the Job's
+    labels too; the same dict is shared here for that reason.
+    """
     spec = _spec(obj)
     default_job_spec(spec)
     labels = (spec.get("template") or {}).get("metadata", {}).get("labels")
     meta = _meta(obj)
     if labels is not None and not meta.get("labels"):
-        meta["labels"] = copy.deepcopy(labels)
+        meta["labels"] = labels
 
 
 def _generate_selector(job: dict) -> None:
