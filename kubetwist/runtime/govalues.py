@@ -95,6 +95,86 @@ INT_OR_STRING = GoType("struct", "intstr.IntOrString", named=True, fields=lambda
     GoField("StrVal", STRING, "strVal")))
 TIME = GoType("time", "v1.Time", named=True)
 QUANTITY = GoType("quantity", "resource.Quantity", named=True)
+#: C{resource.Quantity}'s own (unexported) fields, which go-cmp and C{%#v} print.
+_QUANTITY_FIELDS = GoType("struct", "resource.Quantity", named=True, fields=lambda: (
+    GoField("i", GoType("struct", "resource.int64Amount", named=True, fields=lambda: (
+        GoField("value", GoType("int", "int64"), "value"),
+        GoField("scale", GoType("int", "resource.Scale", named=True), "scale"))), "i"),
+    GoField("d", GoType("struct", "resource.infDecAmount", named=True, fields=lambda: (
+        GoField("Dec", GoType("ptr", "*inf.Dec", elem=GoType("struct", "inf.Dec", named=True)),
+                "Dec"),)), "d"),
+    GoField("s", STRING, "s"),
+    GoField("Format", GoType("string", "resource.Format", named=True), "Format")))
+
+#: Decimal SI suffixes and their exponents; binary SI suffixes and theirs (C{suffixer}).
+_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12,
+                     "P": 15, "E": 18}
+_BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+
+
+def quantity_fields(text: Optional[str]) -> dict:
+    """
+    The fields of the C{resource.Quantity} that C{ParseQuantity(text)} returns on its fast
+    path: C{{"i": {"value", "scale"}, "d": {"Dec": None}, "s", "Format"}}; C{s} caches the
+    text only when it is already canonical, as upstream does.  A zero quantity for L{None}.
+    """
+    zero = {"i": {"value": 0, "scale": 0}, "d": {"Dec": None}, "s": "", "Format": ""}
+    if not text:
+        return zero
+    if text == "0":
+        return {**zero, "s": "0", "Format": "DecimalSI"}
+    pos, end, positive = 0, len(text), True
+    if text[0] in "+-":
+        positive, pos = text[0] != "-", 1
+    while pos < end and text[pos] == "0":
+        pos += 1
+    start = pos
+    while pos < end and text[pos].isdigit():
+        pos += 1
+    num = text[start:pos] or "0"
+    denom = ""
+    if pos < end and text[pos] == ".":
+        pos += 1
+        start = pos
+        while pos < end and text[pos].isdigit():
+            pos += 1
+        denom = text[start:pos]
+    suffix = text[pos:]
+    if suffix in _BINARY_SUFFIXES:
+        fmt, exponent = "BinarySI", _BINARY_SUFFIXES[suffix]
+    elif suffix in _DECIMAL_SUFFIXES:
+        fmt, exponent = "DecimalSI", _DECIMAL_SUFFIXES[suffix]
+    elif suffix[:1] in ("e", "E") and suffix[1:].lstrip("+-").isdigit():
+        fmt, exponent = "DecimalExponent", int(suffix[1:])
+    else:
+        return {**zero, "s": text}
+    mantissa, scale = 1, 0
+    if fmt == "BinarySI":
+        if exponent >= 0 and not denom:
+            mantissa = 1 << exponent
+            precision = 15 - len(num) - int(exponent * 3 / 10) - 1
+        else:
+            precision = -1
+    else:
+        scale = exponent
+        precision = 18 - (len(num) + len(denom))
+    if precision >= 0:
+        scale -= len(denom)
+        if scale >= -9:
+            shifted = num + denom
+            value = int(shifted)
+            result = value * mantissa
+            if -(1 << 63) <= result < (1 << 63):
+                result = result if positive else -result
+                if fmt == "BinarySI":
+                    canonical = exponent % 10 == 0 and value & 7 != 0
+                else:
+                    canonical = (scale % 3 == 0 and not shifted.endswith("000")
+                                 and shifted[0] != "0")
+                return {"i": {"value": result, "scale": scale}, "d": {"Dec": None},
+                        "s": text if canonical else "", "Format": fmt}
+    # upstream's slow path keeps an inf.Dec; only its cached text and format are kept here
+    return {**zero, "s": "", "Format": fmt}
 
 
 def _package_name(table_package: str) -> str:
@@ -359,14 +439,12 @@ def _sharp(t: GoType, v: Any, depth: int, addrs: _Addresses) -> str:
 
 
 def _quantity_sharp(text: Optional[str]) -> str:
-    """C{%#v} of a C{resource.Quantity} as decoded (its unexported fields): the zero quantity
-    exactly; a decoded one approximately (its parsed form, without the cached string)."""
-    if not text:
-        return ("resource.Quantity{i:resource.int64Amount{value:0, scale:0}, "
-                "d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"\", Format:\"\"}")
-    return ("resource.Quantity{i:resource.int64Amount{value:0, scale:0}, "
-            f"d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{gofmt.quote(text)}, "
-            "Format:\"DecimalSI\"}")
+    """C{%#v} of a C{resource.Quantity} as decoded: its unexported fields
+    (L{quantity_fields})."""
+    f = quantity_fields(text)
+    return (f"resource.Quantity{{i:resource.int64Amount{{value:{f['i']['value']}, "
+            f"scale:{f['i']['scale']}}}, d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, "
+            f"s:{gofmt.quote(f['s'])}, Format:{gofmt.quote(f['Format'])}}}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -884,6 +962,12 @@ def _stringer(t: GoType, v: Any) -> Optional[str]:
     if t.kind == "time":
         return _time_string(v)
     if t.kind == "ptr" and t.elem.kind == "quantity" and v is not None:
+        from kubetwist.runtime.quantity import QuantityError, parse_quantity
+        try:
+            return str(parse_quantity(v))
+        except QuantityError:
+            return str(v)
+    if t.name in internal_core.STRINGERS:
         return str(v)
     return None
 
@@ -983,7 +1067,7 @@ def _format_value(opts: _Opts, t: GoType, v: Any) -> Any:
     elif k == "string":
         out = _format_string(opts, "", v)
     elif k == "quantity":
-        out = _Line("{s: " + gofmt.quote(v or "") + "}")
+        return _format_value(opts, _QUANTITY_FIELDS, quantity_fields(v))
     elif k == "struct":
         out_list = _List()
         fields = t.fields
@@ -1048,6 +1132,8 @@ def _format_diff(opts: _Opts, v: _Node) -> Any:
         opts = opts.with_verbosity(1)
     elif opts.verbosity() < 3:
         opts = opts.with_verbosity(3)
+    if _can_format_diff_slice(opts, v):
+        return _format_diff_slice(opts, v)
     t = v.type
     if v.max_depth == 0:
         if opts.diff_mode in (0, _IDENTICAL):
@@ -1175,7 +1261,9 @@ def _format_diff_list(opts: _Opts, recs: list, k: str) -> Any:
             recs = recs[num_equal:]
             continue
         for key, node in recs[:ds.num_diff()]:
-            if node.num_children == node.max_depth:
+            if _can_format_diff_slice(opts, node):
+                out.append(_Record(_format_diff_slice(opts, node), key=key_of(key, node)))
+            elif node.num_children == node.max_depth:
                 removed = replace(opts, diff_mode=_REMOVED)
                 inserted = replace(opts, diff_mode=_INSERTED)
                 outx = _format_diff(removed, node)
@@ -1198,6 +1286,276 @@ def _format_diff_list(opts: _Opts, recs: list, k: str) -> Any:
     if not max_group.is_zero():
         out.append_ellipsis(max_group)
     return _Wrap("{", out, "}")
+
+
+# ----------------------------------------------------------------------------------------------
+# cmp.Diff: differences within strings and slices of numbers (cmp/report_slices.go)
+
+_NUMBER_KINDS = frozenset({"int", "float", "bool"})
+
+
+def _can_format_diff_slice(opts: _Opts, v: _Node) -> bool:
+    if opts.diff_mode != 0 or v.num_diff == 0 or v.vx is INVALID or v.vy is INVALID:
+        return False
+    t = v.type
+    if t.kind == "string":
+        return _blen(v.vx) >= 32 and _blen(v.vy) >= 32
+    if t.kind == "slice" and t.elem.kind in _NUMBER_KINDS:
+        if not v.vx or not v.vy:
+            return False
+        if v.num_diff > v.num_same:
+            return True
+        return len(v.vx) >= 32 and len(v.vy) >= 32
+    return False
+
+
+def _is_text_rune(c: str) -> bool:
+    """C{unicode.IsPrint(r) || unicode.IsSpace(r)}, and not U+FFFD."""
+    return c != "\ufffd" and (c == " " or c.isprintable() or c.isspace())
+
+
+def _format_diff_slice(opts: _Opts, v: _Node) -> Any:
+    t = v.type
+    if t.kind != "string":
+        elem = t.elem
+        chunk = 16 if elem.kind == "bool" else 8
+        name = elem.name if elem.name in ("int32", "int64", "float64", "bool") else "int"
+
+        def number_rec(chunk_values: list, d: int) -> _Record:
+            text = ", ".join(("true" if e else "false") if elem.kind == "bool" else
+                             gofmt.format_float(e) if elem.kind == "float" else str(e)
+                             for e in chunk_values)
+            return _Record(_Line(text), diff=d)
+        out_list = _slice_records(opts, list(v.vx), list(v.vy), chunk, name, number_rec)
+        return _format_type(opts, t, _Wrap("{", out_list, "}"))
+    sx, sy = v.vx, v.vy
+    total = valid = lines = max_line = last = 0
+    both = (sx + sy).encode("utf-8")
+    for i, c in _byte_indexed(sx + sy):
+        total += 1
+        if _is_text_rune(c):
+            valid += 1
+        if c == "\n":
+            max_line = max(max_line, i - last)
+            last = i + 1
+            lines += 1
+    pure = valid == total
+    mostly_text = valid > int(0.90 * total)
+    lined = pure and lines >= 4 and max_line <= 1024
+    if lined:
+        ssx, ssy = sx.split("\n"), sy.split("\n")
+        es_lines = difference(len(ssx), len(ssy),
+                              lambda i, j: (1, 0) if ssx[i] == ssy[j] else (0, 2))
+        bx, by = sx.encode("utf-8"), sy.encode("utf-8")
+        es_bytes = difference(len(bx), len(by),
+                              lambda i, j: (1, 0) if bx[i] == by[j] else (0, 2))
+        eff_lines = _dist(es_lines) / len(es_lines)
+        eff_bytes = _dist(es_bytes) / len(es_bytes)
+        ratio = _blen(gofmt.quote(sx + sy)) / len(both)
+        lined = eff_lines < 4 * eff_bytes or ratio > 1.1
+    if lined:
+        out_list = _slice_records(
+            opts, ssx, ssy, 1, "line",
+            lambda chunk, d: _Record(_Line(_go_format_string(chunk[0])), diff=d))
+        triple = _triple_quoted(out_list)
+        if triple is not None:
+            out: Any = _Wrap("(", triple, ")")
+            return out if t.name == "string" else _format_type(opts, t, out)
+        delim = "\n"
+    else:
+        bx, by = sx.encode("utf-8"), sy.encode("utf-8")
+        out_list = _slice_records(
+            opts, list(bx), list(by), 64, "byte",
+            lambda chunk, d: _Record(_Line(_go_format_string(
+                bytes(chunk).decode("utf-8", "replace"))), diff=d))
+        delim = ""
+    out = _Wrap("strings.Join(", _Wrap("{", out_list, "}"), f", {gofmt.quote(delim)})")
+    if not mostly_text:
+        out = _Wrap("{", out_list, "}")
+        return _format_type(replace(opts, type_mode=_EMIT), t, out)
+    return out if t.name == "string" else _format_type(opts, t, out)
+
+
+def _byte_indexed(text: str) -> Iterator[tuple[int, str]]:
+    """C{for i, r := range text}: each rune with its byte offset."""
+    i = 0
+    for c in text:
+        yield i, c
+        i += _blen(c)
+
+
+def _dist(es: str) -> int:
+    return len(es) - es.count(".")
+
+
+def _triple_quoted(records: "_List") -> "Optional[_List]":
+    """The lines of a lined-text diff in go-cmp's triple-quote form, or None when they may
+    not be written so."""
+    out = _List([_Record(_Line('"""'), elide_comma=True)])
+    removed: set = set()
+    inserted: set = set()
+    for r in records:
+        r = replace(r)
+        if not r.value.equal(_ELLIPSIS):
+            line = _unquote(r.value.text).removesuffix("\r").removeprefix("\r")
+            norm = "".join(c for c in line if not c.isspace())
+            ok = (not line.startswith('"""') and not line.startswith("...")
+                  and all(c.isprintable() or c == "\t" for c in line))
+            if r.diff == _REMOVED:
+                ok = ok and norm not in inserted
+                removed.add(norm)
+            elif r.diff == _INSERTED:
+                ok = ok and norm not in removed
+                inserted.add(norm)
+            if not ok:
+                return None
+            r.value = _Line(line)
+            r.elide_comma = True
+        if r.diff not in (_REMOVED, _INSERTED):
+            removed, inserted = set(), set()
+        out.append(r)
+    last = out[-1]
+    if last.diff == _IDENTICAL and isinstance(last.value, _Line) and not last.value.text:
+        out.pop()
+    out.append(_Record(_Line('"""'), elide_comma=True))
+    return out
+
+
+def _unquote(text: str) -> str:
+    """C{strconv.Unquote} of what L{_go_format_string} wrote."""
+    if text.startswith("`"):
+        return text[1:-1]
+    import json
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text[1:-1]
+
+
+def _slice_records(opts: _Opts, vx: list, vy: list, chunk: int, name: str,
+                   make: Callable[[list, int], _Record]) -> _List:
+    """go-cmp's C{formatDiffSlice}: the records of a chunked diff of two sequences."""
+    def eq(i: int, j: int) -> bool:
+        return vx[i] == vy[j]
+    es = difference(len(vx), len(vy), lambda i, j: (1, 0) if eq(i, j) else (0, 2))
+    out = _List()
+
+    def append_chunks(values: list, d: int) -> int:
+        for start in range(0, len(values), chunk):
+            out.append(make(values[start:start + chunk], d))
+        return len(values)
+
+    max_len = -1
+    if opts.limit_verbosity:
+        max_len = (1 << opts.verbosity()) << 2
+    groups = _cleanup_identical(_coalesce_intervening(_coalesce_edits(name, es), chunk // 4), eq)
+    num_diffs = 0
+    max_group = _Stats(name)
+    for i, ds in enumerate(groups):
+        if max_len >= 0 and num_diffs >= max_len:
+            max_group = max_group.append(ds)
+            continue
+        if ds.num_diff() == 0:
+            num_equal = ds.ignored + ds.identical
+            lo = hi = 0
+            while lo < chunk * 2 and lo + hi < num_equal and i != 0:
+                lo += 1
+            while hi < chunk * 2 and lo + hi < num_equal and i != len(groups) - 1:
+                hi += 1
+            if num_equal - (lo + hi) <= chunk and ds.ignored == 0:
+                hi = num_equal - lo
+            append_chunks(vx[:lo], _IDENTICAL)
+            if num_equal > lo + hi:
+                out.append_ellipsis(replace(ds, identical=ds.identical - (lo + hi)))
+            append_chunks(vx[num_equal - hi:num_equal], _IDENTICAL)
+            vx, vy = vx[num_equal:], vy[num_equal:]
+            continue
+        len0 = len(out)
+        nx = append_chunks(vx[:ds.identical + ds.removed + ds.modified], _REMOVED)
+        vx = vx[nx:]
+        ny = append_chunks(vy[:ds.identical + ds.inserted + ds.modified], _INSERTED)
+        vy = vy[ny:]
+        num_diffs += len(out) - len0
+    if not max_group.is_zero():
+        out.append_ellipsis(max_group)
+    return out
+
+
+def _coalesce_edits(name: str, es: str) -> list[_Stats]:
+    groups: list[_Stats] = []
+    prev = ""
+    for e in es:
+        mode = "=" if e == "." else "!"
+        if mode != prev:
+            groups.append(_Stats(name))
+            prev = mode
+        g = groups[-1]
+        if e == ".":
+            g.identical += 1
+        elif e == "X":
+            g.removed += 1
+        elif e == "Y":
+            g.inserted += 1
+        else:
+            g.modified += 1
+    return groups
+
+
+def _coalesce_intervening(groups: list[_Stats], window: int) -> list[_Stats]:
+    out: list[_Stats] = []
+    for ds in groups:
+        if len(out) >= 2 and ds.num_diff() > 0:
+            prev, curr = out[-2], out[-1]
+            had_x, had_y = prev.removed > 0, prev.inserted > 0
+            has_x, has_y = ds.removed > 0, ds.inserted > 0
+            if (had_x or has_x) and (had_y or has_y) and curr.identical <= window:
+                out[-2] = prev.append(curr).append(ds)
+                out.pop()
+                continue
+        out.append(ds)
+    return out
+
+
+def _cleanup_identical(groups: list[_Stats], eq: Callable[[int, int], bool]) -> list[_Stats]:
+    ix = iy = 0
+    prepend: list[_Stats] = []
+    append: list[_Stats] = []
+    for i, ds in enumerate(groups):
+        if ds.num_diff() == 0:
+            ix += ds.identical
+            iy += ds.identical
+            continue
+        nx = ds.identical + ds.removed + ds.modified
+        ny = ds.identical + ds.inserted + ds.modified
+        lead = trail = 0
+        while lead < nx and lead < ny and eq(ix + lead, iy + lead):
+            lead += 1
+        while trail < nx and trail < ny and eq(ix + nx - 1 - trail, iy + ny - 1 - trail):
+            trail += 1
+        if lead + trail > 0:
+            if lead:
+                if i - 1 >= 0:
+                    groups[i - 1].identical += lead
+                else:
+                    prepend.append(_Stats(groups[0].name, identical=lead))
+                ix += lead
+                iy += lead
+            if trail:
+                if i + 1 < len(groups):
+                    groups[i + 1].identical += trail
+                else:
+                    append.append(_Stats(groups[-1].name, identical=trail))
+            nx -= lead + trail
+            ny -= lead + trail
+            groups[i] = _Stats(ds.name, removed=nx, inserted=ny)
+        ix += nx
+        iy += ny
+    # deferred in upstream: run in reverse order of registration
+    for g in reversed(append):
+        groups = groups + [g]
+    for g in reversed(prepend):
+        groups = [g] + groups
+    return groups
 
 
 def cmp_diff(t: GoType, x: Any, y: Any) -> str:

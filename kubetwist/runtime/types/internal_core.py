@@ -137,3 +137,7 @@ TYPE_OVERRIDES = {
 #: Versioned PodSpec fields that conversion moves into the internal PodSecurityContext.
 POD_SECURITY_CONTEXT_FIELDS = ("hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace",
                                "hostUsers")
+
+#: Named Go types with a C{String()} method on the value, which go-cmp prints through it
+#: (C{s"cpu"} for a C{core.ResourceName}).
+STRINGERS = frozenset({"core.ResourceName"})
