@@ -358,6 +358,30 @@ def is_zero(t: GoType, value: Any) -> bool:
     return not value
 
 
+def semantic_equal(t: GoType, x: Any, y: Any) -> bool:
+    """
+    C{apiequality.Semantic.DeepEqual} of two Go values of type C{t}: structural equality,
+    except that a nil and an empty slice or map are equal and quantities compare by value.
+    """
+    k = t.kind
+    if k == "struct":
+        return all(semantic_equal(f.type, x[f.name], y[f.name]) for f in t.fields)
+    if k == "ptr":
+        if x is None or y is None:
+            return x is None and y is None
+        return semantic_equal(t.elem, x, y)
+    if k == "slice":
+        x, y = x or [], y or []
+        return len(x) == len(y) and all(semantic_equal(t.elem, a, b)
+                                        for a, b in zip(x, y, strict=True))
+    if k == "map":
+        x, y = x or {}, y or {}
+        return x.keys() == y.keys() and all(semantic_equal(t.elem, x[key], y[key]) for key in x)
+    if k == "quantity":
+        return _quantity_equal(x, y)
+    return x == y
+
+
 # ----------------------------------------------------------------------------------------------
 # fmt's %#v
 

@@ -239,3 +239,110 @@ class CmpDiffTests(SynchronousTestCase):
                       "__\t\tHostNetwork:           false,\n", text)
         self.assertIn("-_\t\tShareProcessNamespace: nil,\n"
                       "+_\t\tShareProcessNamespace: &true,\n", text)
+
+
+class QuantityTests(SynchronousTestCase):
+    """L{gv.quantity_fields} is what C{ParseQuantity} leaves in a C{resource.Quantity}."""
+
+    def test_table(self) -> None:
+        cases = [
+            (None, 0, 0, "", ""),
+            ("0", 0, 0, "0", "DecimalSI"),
+            ("500m", 500, -3, "500m", "DecimalSI"),
+            ("1", 1, 0, "1", "DecimalSI"),
+            ("1000", 1000, 0, "", "DecimalSI"),          # not canonical: 1k
+            ("1.5", 15, -1, "", "DecimalSI"),
+            ("-2k", -2, 3, "-2k", "DecimalSI"),
+            ("128Mi", 134217728, 0, "", "BinarySI"),     # 128 is a multiple of 8
+            ("1Gi", 1073741824, 0, "1Gi", "BinarySI"),
+            ("1536Mi", 1610612736, 0, "", "BinarySI"),
+            ("12e3", 12, 3, "12e3", "DecimalExponent"),
+        ]
+        for text, value, scale, cached, fmt in cases:
+            f = gv.quantity_fields(text)
+            self.assertEqual((f["i"]["value"], f["i"]["scale"], f["s"], f["Format"]),
+                             (value, scale, cached, fmt), text)
+
+    def test_sharp_v(self) -> None:
+        t = gv.internal_type("io.k8s.api.core.v1.ResourceRequirements")
+        self.assertEqual(
+            gv.sharp_v(t, gv.from_json(t, {"limits": {"cpu": "100m"}})),
+            'core.ResourceRequirements{Limits:core.ResourceList{"cpu":resource.Quantity{'
+            'i:resource.int64Amount{value:100, scale:-3}, d:resource.infDecAmount{'
+            'Dec:(*inf.Dec)(nil)}, s:"100m", Format:"DecimalSI"}}, '
+            'Requests:core.ResourceList(nil), Claims:[]core.ResourceClaim(nil)}')
+
+    def test_diff(self) -> None:
+        """Resource names print through their String method, quantities as their fields."""
+        old = changed(containers__0__resources={"limits": {"cpu": "500m", "memory": "128Mi"}})
+        new = changed(containers__0__resources={"limits": {"cpu": "1", "memory": "128Mi"}})
+        self.assertIn(
+            "__\t\t\t\tLimits: core.ResourceList{\n"
+            '-_\t\t\t\t\ts"cpu":    {i: resource.int64Amount{value: 500, scale: -3}, s: "500m",'
+            ' Format: "DecimalSI"},\n'
+            '+_\t\t\t\t\ts"cpu":    {i: resource.int64Amount{value: 1}, s: "1", Format: '
+            '"DecimalSI"},\n'
+            '__\t\t\t\t\ts"memory": {i: {...}, Format: "BinarySI"},\n', diff(old, new))
+
+
+class SliceDiffTests(SynchronousTestCase):
+    """Differences within long strings and slices of numbers (C{report_slices.go})."""
+
+    def test_long_string(self) -> None:
+        """Strings of 32 bytes or more differ by chunks in a C{strings.Join}."""
+        base = "abcdefghijklmnopqrstuvwxyz0123456789-"
+        old = changed(containers__0__env__0__value=base + "long-value")
+        new = changed(containers__0__env__0__value=base + "LONG-value")
+        self.assertIn('__\t\t\t\t\tName: "A",\n'
+                      "__\t\t\t\t\tValue: strings.Join({\n"
+                      f'__\t\t\t\t\t\t"{base}",\n'
+                      '-_\t\t\t\t\t\t"long",\n'
+                      '+_\t\t\t\t\t\t"LONG",\n'
+                      '__\t\t\t\t\t\t"-value",\n'
+                      '__\t\t\t\t\t}, ""),\n', diff(old, new))
+
+    def test_short_string(self) -> None:
+        """Shorter strings are replaced whole."""
+        self.assertIn('-_\t\t\t\t\tValue:     "1",\n+_\t\t\t\t\tValue:     "one",\n',
+                      diff(SPEC, changed(containers__0__env__0__value="one")))
+
+    def test_lined_text(self) -> None:
+        """Text of four lines or more differs by lines between triple quotes."""
+        lines = ["first line", "second line", "third line", "fourth line", "fifth line"]
+        old = changed(containers__0__env__0__value="\n".join(lines) + "\n")
+        lines[2] = "THIRD line"
+        new = changed(containers__0__env__0__value="\n".join(lines) + "\n")
+        self.assertIn("__\t\t\t\t\tValue: (\n"
+                      '__\t\t\t\t\t\t"""\n'
+                      "__\t\t\t\t\t\tfirst line\n"
+                      "__\t\t\t\t\t\tsecond line\n"
+                      "-_\t\t\t\t\t\tthird line\n"
+                      "+_\t\t\t\t\t\tTHIRD line\n"
+                      "__\t\t\t\t\t\tfourth line\n"
+                      "__\t\t\t\t\t\tfifth line\n"
+                      '__\t\t\t\t\t\t"""\n'
+                      "__\t\t\t\t\t),\n", diff(old, new))
+
+    def test_numbers(self) -> None:
+        old = changed(securityContext={"supplementalGroups": [1000]})
+        new = changed(securityContext={"supplementalGroups": [2000]})
+        self.assertIn("__\t\tSupplementalGroups: []int64{\n-_\t\t\t1000,\n+_\t\t\t2000,\n"
+                      "__\t\t},\n", diff(old, new))
+
+
+class SemanticEqualTests(SynchronousTestCase):
+    """L{gv.semantic_equal} is C{apiequality.Semantic.DeepEqual}."""
+
+    def test_table(self) -> None:
+        cases = [
+            (SPEC, SPEC, True),
+            (SPEC, changed(initContainers=[]), True),          # nil and empty slices
+            (SPEC, changed(nodeSelector={}), True),            # nil and empty maps
+            (changed(containers__0__resources={"limits": {"cpu": "1"}}),
+             changed(containers__0__resources={"limits": {"cpu": "1000m"}}), True),
+            (SPEC, changed(restartPolicy="Never"), False),
+            (SPEC, changed(activeDeadlineSeconds=0), False),   # nil and a pointer to 0
+        ]
+        for old, new, want in cases:
+            self.assertEqual(gv.semantic_equal(POD_SPEC, gv.from_json(POD_SPEC, old),
+                                               gv.from_json(POD_SPEC, new)), want)

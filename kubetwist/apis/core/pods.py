@@ -334,7 +334,9 @@ def validate_pod_update(new: dict, old: dict) -> list[FieldError]:
                 munged.get("terminationGracePeriodSeconds"))
     if ogp is not None and ogp < 0 and ngp == 1:
         munged["terminationGracePeriodSeconds"] = ogp
-    if munged != ospec:
+    spec_type = govalues.internal_type("io.k8s.api.core.v1.PodSpec")
+    if not govalues.semantic_equal(spec_type, govalues.from_json(spec_type, munged),
+                                   govalues.from_json(spec_type, ospec)):
         errs.append(forbidden(sp, f"pod updates may not change fields other than "
                                   f"{_UPDATABLE_POD_SPEC_FIELDS}\n{_spec_diff(ospec, munged)}"))
     return errs
