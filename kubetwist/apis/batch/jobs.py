@@ -169,7 +169,13 @@ def prepare_job_for_create(job: dict) -> None:
     if not _spec(job).get("manualSelector"):
         _generate_selector(job)
     job["status"] = {}
-    _meta(job)["generation"] = 1
+    meta = _meta(job)
+    meta["generation"] = 1
+    # upstream's answer is decoded from storage, defaults applied again: a Job still without
+    # labels takes its template's, now holding the generated ones
+    labels = ((_spec(job).get("template") or {}).get("metadata") or {}).get("labels")
+    if labels is not None and not meta.get("labels"):
+        meta["labels"] = labels
 
 
 def prepare_job_for_update(new: dict, old: dict) -> None:
@@ -422,9 +428,6 @@ def validate_job_update(new: dict, old: dict) -> list[FieldError]:
     if spec.get("selector") != ospec.get("selector"):
         errs.append(GoValueError("Invalid", path.child("selector"),
                                  go_label_selector(spec.get("selector")), "field is immutable"))
-    for key in ("completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy"):
-        if spec.get(key) != ospec.get(key):
-            errs.append(invalid(path.child(key), spec.get(key), "field is immutable"))
     ntpl, otpl = copy.deepcopy(spec.get("template")
                                or {}), copy.deepcopy(ospec.get("template") or {})
     suspended = bool(ospec.get("suspend"))
@@ -437,11 +440,22 @@ def validate_job_update(new: dict, old: dict) -> list[FieldError]:
             tmeta = tpl.setdefault("metadata", {})
             for key in ("labels", "annotations"):
                 tmeta.pop(key, None)
-    if ntpl != otpl:
-        tpl_type = govalues.internal_type("io.k8s.api.core.v1.PodTemplateSpec")
+    tpl_type = govalues.internal_type("io.k8s.api.core.v1.PodTemplateSpec")
+    if not govalues.semantic_equal(tpl_type, govalues.from_json(tpl_type, ntpl),
+                                   govalues.from_json(tpl_type, otpl)):
         printed = govalues.sharp_v(tpl_type, govalues.from_json(tpl_type, spec.get("template")))
         errs.append(GoValueError("Invalid", path.child("template"), printed,
                                  "field is immutable"))
+    for key in ("completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy"):
+        if spec.get(key) == ospec.get(key):
+            continue
+        if key == "podFailurePolicy" and spec.get(key) is not None:
+            # a *batch.PodFailurePolicy prints as its struct's %#v
+            pfp_type = govalues.internal_type("io.k8s.api.batch.v1.PodFailurePolicy")
+            errs.append(GoValueError("Invalid", path.child(key), govalues.sharp_v(
+                pfp_type, govalues.from_json(pfp_type, spec[key])), "field is immutable"))
+        else:
+            errs.append(invalid(path.child(key), spec.get(key), "field is immutable"))
     return errs
 
 
