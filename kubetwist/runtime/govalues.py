@@ -333,17 +333,24 @@ def from_json(t: GoType, value: Any) -> Any:
     if t.kind == "ptr":
         return None if value is None else from_json(t.elem, value)
     if t.kind == "slice":
-        return None if value is None else [from_json(t.elem, v) for v in value]
+        if not isinstance(value, list):
+            return None
+        return [from_json(t.elem, v) for v in value]
     if t.kind == "map":
-        return None if value is None else {str(k): from_json(t.elem, v) for k, v in value.items()}
+        if not isinstance(value, dict):
+            return None
+        return {str(k): from_json(t.elem, v) for k, v in value.items()}
     if t.kind == "string":
         return "" if value is None else str(value)
-    if t.kind == "int":
-        return int(value or 0)
+    if t.kind in ("int", "float"):
+        # well-typed after decoding; anything else reads as zero rather than failing
+        cast = int if t.kind == "int" else float
+        try:
+            return cast(value or 0)
+        except (TypeError, ValueError):
+            return cast(0)
     if t.kind == "bool":
         return bool(value)
-    if t.kind == "float":
-        return float(value or 0)
     if t.kind in ("time", "quantity"):
         return value if value else None
     return value
