@@ -234,9 +234,12 @@ def validate_persistent_volume_update(new: dict, old: dict) -> list[FieldError]:
     if isinstance(ncsi, dict) and isinstance(ocsi, dict) \
             and ocsi.get("controllerExpandSecretRef") is None:
         nsrc = dict(nsrc, csi={k: v for k, v in ncsi.items() if k != "controllerExpandSecretRef"})
-    if nsrc != osrc:
+    src_type = govalues.internal_type("io.k8s.api.core.v1.PersistentVolumeSource")
+    ngo, ogo = govalues.from_json(src_type, nsrc), govalues.from_json(src_type, osrc)
+    if not govalues.semantic_equal(src_type, ngo, ogo):
         errs.append(forbidden(Path("spec", "persistentvolumesource"),
-                              "spec.persistentvolumesource is immutable after creation"))
+                              "spec.persistentvolumesource is immutable after creation\n"
+                              + govalues.cmp_diff(src_type, ogo, ngo)))
     errs.extend(validate_immutable_field(nspec.get("volumeMode"), ospec.get("volumeMode"),
                                          Path("volumeMode")))
     errs.extend(validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},

@@ -116,6 +116,12 @@ LAYOUTS = {
         "vsphereVolume", "azureDisk", "photonPersistentDisk", "projected", "portworxVolume",
         "scaleIO", "storageos", "csi", "ephemeral", "image",
     ),
+    "PersistentVolumeSource": (
+        "gcePersistentDisk", "awsElasticBlockStore", "hostPath", "glusterfs", "nfs", "rbd",
+        "quobyte", "iscsi", "flexVolume", "cinder", "cephfs", "fc", "flocker", "azureFile",
+        "vsphereVolume", "azureDisk", "photonPersistentDisk", "portworxVolume", "scaleIO",
+        "local", "storageos", "csi",
+    ),
 }
 
 #: Versioned struct name -> {JSON name: table type expression} of internal-only fields.
