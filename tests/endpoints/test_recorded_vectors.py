@@ -95,6 +95,14 @@ class RecorderTests(SynchronousTestCase):
                                        "n": "the ResourceVersion in record (<rv>)"})
         self.assertEqual(obj["metadata"]["uid"], "0b3a8f4e-1111-2222-3333-444455556666")
 
+    def test_spaced_cmp_diff(self):
+        """A go-cmp diff with regular spaces is noticed; the non-breaking form is not."""
+        self.assertTrue(rv.has_spaced_cmp_diff(
+            {"body": {"message": "x\n  core.PodSpec{\n- \tA: 1,\n+ \tA: 2,\n  }\n"}}))
+        self.assertFalse(rv.has_spaced_cmp_diff(
+            {"body": {"message": "x\n\u00a0\u00a0core.PodSpec{\n-\u00a0\tA: 1,\n  }\n"}}))
+        self.assertFalse(rv.has_spaced_cmp_diff({"body": {"message": "a\n  b"}}))
+
     def test_vectors_load(self):
         """Every stored vector names its step and has a code; ids are unique per script."""
         for name in ("core", "apps", "batch", "rbac", "crd", "fieldselectors", "govalues"):
