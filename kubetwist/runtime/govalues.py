@@ -198,7 +198,8 @@ def _named(table_type: str, json_name: str, owner_package: str) -> tuple[str, st
 
     recorded = GO_TYPES.get(table_type, {}).get(json_name)
     if not recorded:
-        return "", ""
+        name = internal_core.GO_TYPE_NAMES.get((table_type.rsplit(".", 1)[-1], json_name), "")
+        return name, ""
 
     def internal(name: str) -> str:
         if name.startswith("[]"):

@@ -346,3 +346,26 @@ class SemanticEqualTests(SynchronousTestCase):
         for old, new, want in cases:
             self.assertEqual(gv.semantic_equal(POD_SPEC, gv.from_json(POD_SPEC, old),
                                                gv.from_json(POD_SPEC, new)), want)
+
+
+class GoNameTests(SynchronousTestCase):
+    """Go field and type names the JSON names do not give."""
+
+    def test_table(self) -> None:
+        cases = [
+            ("TypedLocalObjectReference", "APIGroup", "*string"),
+            ("GlusterfsVolumeSource", "EndpointsName", "string"),
+            ("AzureDiskVolumeSource", "DataDiskURI", "string"),
+            ("AzureDiskVolumeSource", "Kind", "*core.AzureDataDiskKind"),
+            ("ISCSIVolumeSource", "DiscoveryCHAPAuth", "bool"),
+            ("WindowsSecurityContextOptions", "GMSACredentialSpecName", "*string"),
+            ("Container", "TTY", "bool"),
+            ("ContainerPort", "HostIP", "string"),
+            ("ObjectFieldSelector", "APIVersion", "string"),
+            ("Capabilities", "Add", "[]core.Capability"),
+            ("ResourceRequirements", "Limits", "core.ResourceList"),
+        ]
+        for struct, name, type_name in cases:
+            t = gv.internal_type("io.k8s.api.core.v1." + struct)
+            self.assertEqual({f.name: f.type.name for f in t.fields}.get(name), type_name,
+                             (struct, name))

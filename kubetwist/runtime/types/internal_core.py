@@ -77,6 +77,7 @@ GO_NAMES = {
     "gmsaCredentialSpecName": "GMSACredentialSpecName",
     "gmsaCredentialSpec": "GMSACredentialSpec",
     "diskURI": "DataDiskURI",
+    "apiGroup": "APIGroup",
 }
 
 #: (versioned struct name, JSON name) -> Go field name of the internal struct.
@@ -89,6 +90,8 @@ FIELD_NAMES = {
     ("RBDPersistentVolumeSource", "image"): "RBDImage",
     ("RBDPersistentVolumeSource", "pool"): "RBDPool",
     ("RBDPersistentVolumeSource", "user"): "RadosUser",
+    ("GlusterfsVolumeSource", "endpoints"): "EndpointsName",
+    ("GlusterfsPersistentVolumeSource", "endpoints"): "EndpointsName",
 }
 
 #: Versioned struct name -> the JSON names of the internal struct's fields, in Go order.
@@ -138,6 +141,12 @@ EXTRA_FIELDS = {
 #: (versioned struct name, JSON name) -> the internal field's table type expression.
 TYPE_OVERRIDES = {
     ("ServiceAccountTokenProjection", "expirationSeconds"): "int64",
+}
+
+#: (versioned struct name, JSON name) -> the named Go type of a field that
+#: L{kubetwist.runtime.gotypes} does not record (a pointer's or list's element type).
+GO_TYPE_NAMES = {
+    ("AzureDiskVolumeSource", "kind"): "core.AzureDataDiskKind",
 }
 
 #: Versioned PodSpec fields that conversion moves into the internal PodSecurityContext.
