@@ -403,6 +403,38 @@ def validate_job(job: dict, require_prefixed: bool = True) -> list[FieldError]:
 _MUTABLE_SCHEDULING = ("nodeSelector", "affinity", "tolerations", "schedulingGates")
 
 
+def _take_scheduling_directives(otpl: dict, ntpl: dict) -> None:
+    """
+    Upstream C{validatePodTemplateUpdate} with C{AllowMutableSchedulingDirectives}: the old
+    template takes the new one's node affinity (an old affinity left with nothing else is
+    dropped), node selector, tolerations, scheduling gates, labels and annotations, so only the
+    other fields are compared.
+    """
+    ospec, nspec = otpl.setdefault("spec", {}), ntpl.get("spec") or {}
+    naff, oaff = nspec.get("affinity"), ospec.get("affinity")
+    if naff is None and oaff is not None:
+        rest = {k: v for k, v in oaff.items() if k != "nodeAffinity" and v is not None}
+        if rest:
+            ospec["affinity"] = rest
+        else:
+            ospec.pop("affinity")
+    elif naff is not None and oaff is None:
+        ospec["affinity"] = {"nodeAffinity": naff.get("nodeAffinity")}
+    elif naff is not None:
+        ospec["affinity"] = {**oaff, "nodeAffinity": naff.get("nodeAffinity")}
+    for key in _MUTABLE_SCHEDULING:
+        if key == "affinity":
+            continue
+        ospec.pop(key, None)
+        if key in nspec:
+            ospec[key] = nspec[key]
+    ometa, nmeta = otpl.setdefault("metadata", {}), ntpl.get("metadata") or {}
+    for key in ("labels", "annotations"):
+        ometa.pop(key, None)
+        if key in nmeta:
+            ometa[key] = nmeta[key]
+
+
 def validate_job_update(new: dict, old: dict) -> list[FieldError]:
     """
     Upstream C{jobStrategy.ValidateUpdate}: L{validate_job} plus C{ValidateJobUpdate}: metadata
@@ -433,13 +465,7 @@ def validate_job_update(new: dict, old: dict) -> list[FieldError]:
     suspended = bool(ospec.get("suspend"))
     not_started = not (old.get("status") or {}).get("startTime")
     if suspended and not_started:
-        for tpl in (ntpl, otpl):
-            tspec = tpl.setdefault("spec", {})
-            for key in _MUTABLE_SCHEDULING:
-                tspec.pop(key, None)
-            tmeta = tpl.setdefault("metadata", {})
-            for key in ("labels", "annotations"):
-                tmeta.pop(key, None)
+        _take_scheduling_directives(otpl, ntpl)
     tpl_type = govalues.internal_type("io.k8s.api.core.v1.PodTemplateSpec")
     if not govalues.semantic_equal(tpl_type, govalues.from_json(tpl_type, ntpl),
                                    govalues.from_json(tpl_type, otpl)):
