@@ -20,6 +20,10 @@ diff lines either with regular spaces or with non-breaking spaces (U+00A0) after
 column, and the same choice decides whether its edit-script search starts from the end or the
 start of two slices.  kubetwist always prints what a process that picked non-breaking spaces
 prints (both choices of that process, as recorded from kube-apiserver).
+
+Not reproduced: go-cmp's hex dump of mostly binary strings (printed as text chunks here), the
+C{inf.Dec} of quantities beyond C{ParseQuantity}'s fast path (huge or very precise values), and
+pointer cycles (API objects have none).
 """
 
 from __future__ import annotations
