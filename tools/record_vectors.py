@@ -67,8 +67,24 @@ _PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _API_ACCESS = re.compile(r"kube-api-access-[a-z0-9]{5}")
 _POINTER = re.compile(r"\(0x[0-9a-f]{6,}\)")
+#: go-cmp's diff lines written with regular spaces: a kube-apiserver process picks regular or
+#: non-breaking spaces (U+00A0, with its own edit-script search order) when it starts; kubetwist
+#: prints what a process that picked non-breaking spaces prints.
+_CMP_DIFF_SPACES = re.compile(r"\n(  |[+-] )(\t|[a-z0-9]+\.[A-Z]\w*\{\n)")
 _PRECONDITION_RV = re.compile(r"(ResourceVersion in record \(|Too large resource version: "
                               r"\d+, current: )\d+")
+
+
+def has_spaced_cmp_diff(value: Any) -> bool:
+    """Whether a string in C{value} holds a go-cmp diff written with regular spaces (see
+    C{_CMP_DIFF_SPACES}); kubetwist's vectors keep the non-breaking form."""
+    if isinstance(value, str):
+        return _CMP_DIFF_SPACES.search(value) is not None
+    if isinstance(value, dict):
+        return any(has_spaced_cmp_diff(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_spaced_cmp_diff(v) for v in value)
+    return False
 
 
 def load_script(path: str) -> list[dict]:
@@ -344,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
         out_dir = args.out or os.path.dirname(os.path.dirname(os.path.abspath(script)))
         name = os.path.splitext(os.path.basename(script))[0]
         vectors = record(server, load_script(script))
+        if any(has_spaced_cmp_diff(v["response"]) for v in vectors):
+            print(f"{name}: the server printed cmp.Diff with regular spaces; restart it until it "
+                  "prints non-breaking spaces and record again", file=sys.stderr)
         with open(os.path.join(out_dir, name + ".jsonl"), "w") as f:
             f.writelines(json.dumps(v, sort_keys=True) + "\n" for v in vectors)
         print(f"{name}: {len(vectors)} vectors", file=sys.stderr)

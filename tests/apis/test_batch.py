@@ -140,6 +140,64 @@ class JobStrategyTests(SynchronousTestCase):
         self.assertEqual(_messages(jobs.validate_job_update(new, old)), [
             "spec.completions: Invalid value: 3: field is immutable"])
 
+    def test_created_job_takes_template_labels(self):
+        """A Job created without labels carries its template's, generated ones included, as
+        upstream's answer (decoded from storage with defaults) does."""
+        job = self._created(_job())
+        self.assertEqual(job["metadata"]["labels"], job["spec"]["template"]["metadata"]["labels"])
+        self.assertIn("controller-uid", job["metadata"]["labels"])
+
+    def _suspended_update(self, old_spec: dict, new_spec: dict) -> list[str]:
+        old = self._created(_job(suspend=True))
+        old["metadata"]["resourceVersion"] = "5"
+        old["spec"]["template"]["spec"].update(old_spec)
+        new = {**old, "spec": {**old["spec"], "template": {
+            "metadata": old["spec"]["template"]["metadata"],
+            "spec": {**old["spec"]["template"]["spec"], **new_spec}}}}
+        return _messages(jobs.validate_job_update(new, old))
+
+    def test_update_suspended_scheduling_directives(self):
+        """A suspended Job that never started may change its template's node selector,
+        tolerations and node affinity, and nothing else of the template."""
+        node_affinity = {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "a", "operator": "Exists"}]}]}}
+        self.assertEqual(self._suspended_update(
+            {"affinity": {"nodeAffinity": node_affinity}},
+            {"nodeSelector": {"a": "b"}, "affinity": None,
+             "tolerations": [{"key": "k", "operator": "Exists"}]}), [])
+        errs = self._suspended_update(
+            {"affinity": {"nodeAffinity": node_affinity,
+                          "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                              {"topologyKey": "zone", "labelSelector": {}}]}}},
+            {"affinity": None})
+        self.assertEqual(len(errs), 1)
+        self.assertTrue(errs[0].startswith(
+            "spec.template: Invalid value: core.PodTemplateSpec{ObjectMeta:v1.ObjectMeta{"))
+        self.assertIn(", Affinity:(*core.Affinity)(nil), ", errs[0])
+        self.assertTrue(errs[0].endswith("}}: field is immutable"))
+
+    def test_update_immutable_template_and_policy(self):
+        """The template is reported before the pod failure policy, printed with %#v of the
+        internal types (kube-apiserver v1.32, C{tests/vectors/govalues.jsonl})."""
+        policy = {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In",
+                                                                  "values": [1]}}]}
+        old = self._created(_job(podFailurePolicy=policy))
+        old["metadata"]["resourceVersion"] = "5"
+        new = {**old, "spec": {**old["spec"], "podFailurePolicy": {"rules": [
+            {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [1]}}]},
+            "template": {**old["spec"]["template"], "spec": {
+                **old["spec"]["template"]["spec"], "activeDeadlineSeconds": 5}}}}
+        errs = _messages(jobs.validate_job_update(new, old))
+        self.assertEqual([e.split(":", 1)[0] for e in errs],
+                         ["spec.template", "spec.podFailurePolicy"])
+        self.assertEqual(errs[1], (
+            'spec.podFailurePolicy: Invalid value: batch.PodFailurePolicy{Rules:'
+            '[]batch.PodFailurePolicyRule{batch.PodFailurePolicyRule{Action:"Ignore", '
+            'OnExitCodes:(*batch.PodFailurePolicyOnExitCodesRequirement)(0xc000010000), '
+            'OnPodConditions:[]batch.PodFailurePolicyOnPodConditionsPattern(nil)}}}: '
+            'field is immutable'))
+
     def test_field_attrs(self):
         """status.successful is selectable."""
         self.assertEqual(jobs.job_field_attrs({"status": {"succeeded": 2}}),

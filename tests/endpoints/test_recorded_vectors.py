@@ -21,12 +21,8 @@ from tools import record_vectors as rv
 
 VECTORS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "vectors")
 
-_GO_VALUES = "Go-value formatting of whole structs in messages (cmp.Diff, %#v of a PodTemplateSpec)"
-
 #: Vector ids (script, id) whose difference belongs to work owned elsewhere, with the class.
 PENDING: dict[tuple[str, str], str] = {
-    ("core", "pod-update-forbidden-field"): _GO_VALUES,
-    ("batch", "job-update-template-immutable"): _GO_VALUES,
 }
 
 
@@ -99,9 +95,17 @@ class RecorderTests(SynchronousTestCase):
                                        "n": "the ResourceVersion in record (<rv>)"})
         self.assertEqual(obj["metadata"]["uid"], "0b3a8f4e-1111-2222-3333-444455556666")
 
+    def test_spaced_cmp_diff(self):
+        """A go-cmp diff with regular spaces is noticed; the non-breaking form is not."""
+        self.assertTrue(rv.has_spaced_cmp_diff(
+            {"body": {"message": "x\n  core.PodSpec{\n- \tA: 1,\n+ \tA: 2,\n  }\n"}}))
+        self.assertFalse(rv.has_spaced_cmp_diff(
+            {"body": {"message": "x\n\u00a0\u00a0core.PodSpec{\n-\u00a0\tA: 1,\n  }\n"}}))
+        self.assertFalse(rv.has_spaced_cmp_diff({"body": {"message": "a\n  b"}}))
+
     def test_vectors_load(self):
         """Every stored vector names its step and has a code; ids are unique per script."""
-        for name in ("core", "apps", "batch", "rbac", "crd", "fieldselectors"):
+        for name in ("core", "apps", "batch", "rbac", "crd", "fieldselectors", "govalues"):
             vectors = load_vectors(name)
             ids = [v["id"] for v in vectors]
             self.assertEqual(len(ids), len(set(ids)), name)
@@ -232,3 +236,4 @@ RecordedBatchTests = _make("batch")
 RecordedRbacTests = _make("rbac")
 RecordedCrdTests = _make("crd")
 RecordedFieldselectorsTests = _make("fieldselectors")
+RecordedGovaluesTests = _make("govalues")

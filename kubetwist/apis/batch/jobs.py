@@ -38,6 +38,7 @@ from kubetwist.apis.core.podspec_validation import (
     go_string_map,
     validate_pod_template_spec,
 )
+from kubetwist.runtime import govalues
 
 __all__ = [
     "CONTROLLER_UID_LABEL",
@@ -122,13 +123,18 @@ def default_job_spec(spec: dict) -> None:
 
 
 def default_job(obj: dict) -> None:
-    """Upstream C{SetObjectDefaults_Job}: the spec defaults; labels copied from the template."""
+    """
+    Upstream C{SetObjectDefaults_Job}: the spec defaults; a Job without labels takes its
+    template's labels.  Upstream assigns the template's map itself (Go maps alias), so the
+    selector labels C{generateSelector} adds to the template on create land on the Job's
+    labels too; the same dict is shared here for that reason.
+    """
     spec = _spec(obj)
     default_job_spec(spec)
     labels = (spec.get("template") or {}).get("metadata", {}).get("labels")
     meta = _meta(obj)
     if labels is not None and not meta.get("labels"):
-        meta["labels"] = copy.deepcopy(labels)
+        meta["labels"] = labels
 
 
 def _generate_selector(job: dict) -> None:
@@ -163,7 +169,13 @@ def prepare_job_for_create(job: dict) -> None:
     if not _spec(job).get("manualSelector"):
         _generate_selector(job)
     job["status"] = {}
-    _meta(job)["generation"] = 1
+    meta = _meta(job)
+    meta["generation"] = 1
+    # upstream's answer is decoded from storage, defaults applied again: a Job still without
+    # labels takes its template's, now holding the generated ones
+    labels = ((_spec(job).get("template") or {}).get("metadata") or {}).get("labels")
+    if labels is not None and not meta.get("labels"):
+        meta["labels"] = labels
 
 
 def prepare_job_for_update(new: dict, old: dict) -> None:
@@ -391,6 +403,38 @@ def validate_job(job: dict, require_prefixed: bool = True) -> list[FieldError]:
 _MUTABLE_SCHEDULING = ("nodeSelector", "affinity", "tolerations", "schedulingGates")
 
 
+def _take_scheduling_directives(otpl: dict, ntpl: dict) -> None:
+    """
+    Upstream C{validatePodTemplateUpdate} with C{AllowMutableSchedulingDirectives}: the old
+    template takes the new one's node affinity (an old affinity left with nothing else is
+    dropped), node selector, tolerations, scheduling gates, labels and annotations, so only the
+    other fields are compared.
+    """
+    ospec, nspec = otpl.setdefault("spec", {}), ntpl.get("spec") or {}
+    naff, oaff = nspec.get("affinity"), ospec.get("affinity")
+    if naff is None and oaff is not None:
+        rest = {k: v for k, v in oaff.items() if k != "nodeAffinity" and v is not None}
+        if rest:
+            ospec["affinity"] = rest
+        else:
+            ospec.pop("affinity")
+    elif naff is not None and oaff is None:
+        ospec["affinity"] = {"nodeAffinity": naff.get("nodeAffinity")}
+    elif naff is not None:
+        ospec["affinity"] = {**oaff, "nodeAffinity": naff.get("nodeAffinity")}
+    for key in _MUTABLE_SCHEDULING:
+        if key == "affinity":
+            continue
+        ospec.pop(key, None)
+        if key in nspec:
+            ospec[key] = nspec[key]
+    ometa, nmeta = otpl.setdefault("metadata", {}), ntpl.get("metadata") or {}
+    for key in ("labels", "annotations"):
+        ometa.pop(key, None)
+        if key in nmeta:
+            ometa[key] = nmeta[key]
+
+
 def validate_job_update(new: dict, old: dict) -> list[FieldError]:
     """
     Upstream C{jobStrategy.ValidateUpdate}: L{validate_job} plus C{ValidateJobUpdate}: metadata
@@ -416,24 +460,28 @@ def validate_job_update(new: dict, old: dict) -> list[FieldError]:
     if spec.get("selector") != ospec.get("selector"):
         errs.append(GoValueError("Invalid", path.child("selector"),
                                  go_label_selector(spec.get("selector")), "field is immutable"))
-    for key in ("completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy"):
-        if spec.get(key) != ospec.get(key):
-            errs.append(invalid(path.child(key), spec.get(key), "field is immutable"))
     ntpl, otpl = copy.deepcopy(spec.get("template")
                                or {}), copy.deepcopy(ospec.get("template") or {})
     suspended = bool(ospec.get("suspend"))
     not_started = not (old.get("status") or {}).get("startTime")
     if suspended and not_started:
-        for tpl in (ntpl, otpl):
-            tspec = tpl.setdefault("spec", {})
-            for key in _MUTABLE_SCHEDULING:
-                tspec.pop(key, None)
-            tmeta = tpl.setdefault("metadata", {})
-            for key in ("labels", "annotations"):
-                tmeta.pop(key, None)
-    if ntpl != otpl:
-        errs.append(GoValueError("Invalid", path.child("template"),
-                                 "core.PodTemplateSpec{...}", "field is immutable"))
+        _take_scheduling_directives(otpl, ntpl)
+    tpl_type = govalues.internal_type("io.k8s.api.core.v1.PodTemplateSpec")
+    if not govalues.semantic_equal(tpl_type, govalues.from_json(tpl_type, ntpl),
+                                   govalues.from_json(tpl_type, otpl)):
+        printed = govalues.sharp_v(tpl_type, govalues.from_json(tpl_type, spec.get("template")))
+        errs.append(GoValueError("Invalid", path.child("template"), printed,
+                                 "field is immutable"))
+    for key in ("completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy"):
+        if spec.get(key) == ospec.get(key):
+            continue
+        if key == "podFailurePolicy" and spec.get(key) is not None:
+            # a *batch.PodFailurePolicy prints as its struct's %#v
+            pfp_type = govalues.internal_type("io.k8s.api.batch.v1.PodFailurePolicy")
+            errs.append(GoValueError("Invalid", path.child(key), govalues.sharp_v(
+                pfp_type, govalues.from_json(pfp_type, spec[key])), "field is immutable"))
+        else:
+            errs.append(invalid(path.child(key), spec.get(key), "field is immutable"))
     return errs
 
 

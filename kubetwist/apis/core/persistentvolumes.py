@@ -42,6 +42,7 @@ from kubetwist.apis.core.podspec_defaults import (
 )
 from kubetwist.apis.core.printers import PERSISTENTVOLUME_TABLE, PERSISTENTVOLUMECLAIM_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime import govalues
 from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [
@@ -233,9 +234,12 @@ def validate_persistent_volume_update(new: dict, old: dict) -> list[FieldError]:
     if isinstance(ncsi, dict) and isinstance(ocsi, dict) \
             and ocsi.get("controllerExpandSecretRef") is None:
         nsrc = dict(nsrc, csi={k: v for k, v in ncsi.items() if k != "controllerExpandSecretRef"})
-    if nsrc != osrc:
+    src_type = govalues.internal_type("io.k8s.api.core.v1.PersistentVolumeSource")
+    ngo, ogo = govalues.from_json(src_type, nsrc), govalues.from_json(src_type, osrc)
+    if not govalues.semantic_equal(src_type, ngo, ogo):
         errs.append(forbidden(Path("spec", "persistentvolumesource"),
-                              "spec.persistentvolumesource is immutable after creation"))
+                              "spec.persistentvolumesource is immutable after creation\n"
+                              + govalues.cmp_diff(src_type, ogo, ngo)))
     errs.extend(validate_immutable_field(nspec.get("volumeMode"), ospec.get("volumeMode"),
                                          Path("volumeMode")))
     errs.extend(validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {},
@@ -330,7 +334,8 @@ def validate_persistent_volume_claim_update(new: dict, old: dict) -> list[FieldE
     """
     The PVC strategy's C{ValidateUpdate}: L{validate_persistent_volume_claim} then upstream
     C{ValidatePersistentVolumeClaimUpdate}: the spec is immutable except C{volumeName} (once),
-    C{resources.requests} and the storage class set from the beta annotation; the beta
+    a bound claim's storage request and C{volumeAttributesClassName}, and the storage class set
+    from the beta annotation (C{Forbidden} at C{spec}, with C{cmp.Diff} of the specs); the beta
     annotation is immutable; storage may not shrink; C{volumeMode} immutable (path
     C{volumeMode}, as upstream).
     """
@@ -353,14 +358,20 @@ def validate_persistent_volume_claim_update(new: dict, old: dict) -> list[FieldE
     elif nann.get(_BETA_CLASS, "") != oann.get(_BETA_CLASS, ""):
         errs.append(invalid(Path("metadata", "annotations", _BETA_CLASS),
                             nann.get(_BETA_CLASS, ""), "field is immutable"))
-    for spec in (nspec, ospec):
-        (spec.get("resources") or {}).pop("requests", None)
-        spec.pop("volumeAttributesClassName", None)
-        if spec.get("resources") == {}:
-            spec.pop("resources")
-    if nspec != ospec:
+    if (new.get("status") or {}).get("phase") == "Bound":
+        # a bound claim may change its storage request and volume attributes class
+        requests = (nspec.get("resources") or {}).get("requests")
+        if requests is not None:
+            requests["storage"] = ((ospec.get("resources") or {}).get("requests")
+                                   or {}).get("storage")
+        if nspec.get("volumeAttributesClassName") is not None:
+            nspec["volumeAttributesClassName"] = ospec.get("volumeAttributesClassName")
+    spec_type = govalues.internal_type("io.k8s.api.core.v1.PersistentVolumeClaimSpec")
+    ngo, ogo = govalues.from_json(spec_type, nspec), govalues.from_json(spec_type, ospec)
+    if not govalues.semantic_equal(spec_type, ngo, ogo):
         errs.append(forbidden(Path("spec"), "spec is immutable after creation except "
-                              "resources.requests and volumeAttributesClassName for bound claims"))
+                              "resources.requests and volumeAttributesClassName for bound claims"
+                              "\n" + govalues.cmp_diff(spec_type, ogo, ngo)))
     new_size = _quantity(((new.get("spec") or {}).get("resources") or {}).get("requests", {}).get(
         "storage"))
     old_size = _quantity(((old.get("spec") or {}).get("resources") or {}).get("requests", {}).get(

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import difflib
-import json
 from typing import Any
 
 from kubetwist.apimachinery.field import (
@@ -46,6 +44,7 @@ from kubetwist.apis.core.podspec_validation import (
     validate_tolerations,
 )
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime import govalues
 from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [
@@ -249,11 +248,15 @@ _UPDATABLE_POD_SPEC_FIELDS = ",".join([
 ])
 
 
+def _go_diff(type_name: str, old: dict, new: dict) -> str:
+    """C{cmp.Diff(old, new)} of two versioned objects of C{type_name} as their internal Go
+    values (L{govalues.cmp_diff}), as upstream's validation prints it."""
+    t = govalues.internal_type(type_name)
+    return govalues.cmp_diff(t, govalues.from_json(t, old), govalues.from_json(t, new))
+
+
 def _spec_diff(old: dict, new: dict) -> str:
-    a = json.dumps(old, indent=2, sort_keys=True).splitlines()
-    b = json.dumps(new, indent=2, sort_keys=True).splitlines()
-    lines = [ln for ln in difflib.unified_diff(a, b, lineterm="", n=1)][2:]
-    return "  core.PodSpec{\n" + "\n".join("  " + ln for ln in lines) + "\n  }\n"
+    return _go_diff("io.k8s.api.core.v1.PodSpec", old, new)
 
 
 def _validate_only_added_tolerations(new: list, old: list, path: Path) -> list[FieldError]:
@@ -323,14 +326,17 @@ def validate_pod_update(new: dict, old: dict) -> list[FieldError]:
     munged.pop("activeDeadlineSeconds", None)
     if oads is not None:
         munged["activeDeadlineSeconds"] = oads
-    munged.pop("tolerations", None)
-    if "tolerations" in ospec:
-        munged["tolerations"] = ospec["tolerations"]
+    for key in ("tolerations", "schedulingGates"):
+        munged.pop(key, None)
+        if key in ospec:
+            munged[key] = ospec[key]
     ogp, ngp = (ospec.get("terminationGracePeriodSeconds"),
                 munged.get("terminationGracePeriodSeconds"))
     if ogp is not None and ogp < 0 and ngp == 1:
         munged["terminationGracePeriodSeconds"] = ogp
-    if munged != ospec:
+    spec_type = govalues.internal_type("io.k8s.api.core.v1.PodSpec")
+    if not govalues.semantic_equal(spec_type, govalues.from_json(spec_type, munged),
+                                   govalues.from_json(spec_type, ospec)):
         errs.append(forbidden(sp, f"pod updates may not change fields other than "
                                   f"{_UPDATABLE_POD_SPEC_FIELDS}\n{_spec_diff(ospec, munged)}"))
     return errs
@@ -442,10 +448,7 @@ def validate_ephemeral_containers(spec: dict, path: Path) -> list[FieldError]:
 
 
 def _ephemeral_diff(old: dict, new: dict) -> str:
-    a = json.dumps(old, indent=2, sort_keys=True).splitlines()
-    b = json.dumps(new, indent=2, sort_keys=True).splitlines()
-    lines = [ln for ln in difflib.unified_diff(a, b, lineterm="", n=1)][2:]
-    return "  core.EphemeralContainer{\n" + "\n".join("  " + ln for ln in lines) + "\n  }\n"
+    return _go_diff("io.k8s.api.core.v1.EphemeralContainer", old, new)
 
 
 def validate_pod_ephemeral_containers_update(new: dict, old: dict) -> list[FieldError]:
@@ -622,10 +625,7 @@ def validate_pod_resize(new: dict, old: dict) -> list[FieldError]:
         else:
             c.pop("resizePolicy", None)
     if _canonical_resources(nspec) != _canonical_resources(ospec):
-        a = json.dumps(ospec, indent=2, sort_keys=True).splitlines()
-        b = json.dumps(nspec, indent=2, sort_keys=True).splitlines()
-        lines = [ln for ln in difflib.unified_diff(a, b, lineterm="", n=1)][2:]
-        diff = "  core.PodSpec{\n" + "\n".join("  " + ln for ln in lines) + "\n  }\n"
+        diff = _spec_diff(ospec, nspec)
         errs.append(forbidden(sp, "only cpu and memory resources are mutable\n" + diff))
     return errs
 
