@@ -292,6 +292,9 @@ class Strategy:
     unknown_fields: Optional[Callable[[dict], list[str]]] = None
     veto_delete: Optional[Callable[[str, str], None]] = None
     delete_warnings: Callable[[dict], list[str]] = lambda options: []
+    #: the verbs of a subresource served with this strategy (upstream's REST type for it:
+    #: C{StatusREST} gets, patches and updates; C{FinalizeREST} only updates)
+    subresource_verbs: tuple[str, ...] = ("get", "patch", "update")
 
     def attrs(self, obj: dict) -> dict[str, str]:
         """Field-selector attributes of C{obj}; the two metadata fields are always there."""

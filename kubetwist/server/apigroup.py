@@ -22,7 +22,7 @@ from kubetwist.endpoints.installer import (
 from kubetwist.registry.generic.scale import ScaleREST
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.generic.versioned import ConvertingStorage
-from kubetwist.registry.rest import ResourceSpec, Strategy
+from kubetwist.registry.rest import ResourceSpec, Strategy, verbs_of
 
 
 @dataclass
@@ -104,7 +104,10 @@ def install_api_group(server: Any, info: APIGroupInfo, storage: Any, clock: Any,
                 subs[sub] = sub_strategy(store, stores.__getitem__)
             else:
                 continue
-            sub_verbs[sub] = SUBRESOURCE_VERBS.get(sub, ["get", "patch", "update"])
+            # the verbs the subresource's REST object provides (upstream's installer asks
+            # its storage); REST objects that declare no capability fall back to the table
+            sub_verbs[sub] = verbs_of(subs[sub]) or SUBRESOURCE_VERBS.get(
+                sub, ["get", "patch", "update"])
         handlers = ResourceHandlers(
             store, subs, admission, clock, min_request_timeout,
             patch_meta=patch_meta_for(spec.group, spec.kind, spec.version),

@@ -222,6 +222,7 @@ NAMESPACE_STRATEGY = Strategy(
     canonicalize=canonicalize_namespace,
     allow_create_on_update=False,
     allow_unconditional_update=True,
+    subresource_verbs=("update",),
 )
 
 NAMESPACE_STATUS_STRATEGY = Strategy(

@@ -11,11 +11,14 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Optional
 
+from zope.interface import implementer
+
 from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import patch as patchlib
 from kubetwist.apimachinery.fieldmanager import owns_field
 from kubetwist.apimachinery.selectors import label_selector_to_string
 from kubetwist.registry.generic.store import Store
+from kubetwist.registry.rest import IGetter, IPatcher, IUpdater
 from kubetwist.runtime import codec, errors
 from kubetwist.runtime.decode import Expect
 
@@ -48,6 +51,7 @@ def to_scale(obj: dict, selector_of: Optional[Callable[[dict], str]] = None) -> 
     }
 
 
+@implementer(IGetter, IPatcher, IUpdater)
 class ScaleREST:
     """
     The C{scale} subresource of a resource (upstream C{ScaleREST} of deployments, replica

@@ -18,13 +18,20 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Optional
 
 from twisted.internet.defer import Deferred
-from zope.interface import implementer
+from zope.interface import implementer, implementer_only
 
 from kubetwist.apimachinery import field as fielderr
 from kubetwist.apimachinery import validation as mv
 from kubetwist.apimachinery.meta import generate_name, new_uid, now_rfc3339
 from kubetwist.registry import deletion
-from kubetwist.registry.rest import IStandardStorage, ResourceSpec, Strategy
+from kubetwist.registry.rest import (
+    IGetter,
+    IPatcher,
+    IStandardStorage,
+    IUpdater,
+    ResourceSpec,
+    Strategy,
+)
 from kubetwist.runtime import errors
 from kubetwist.storage import interfaces as st
 
@@ -180,8 +187,14 @@ class Store:
         return False
 
     def for_subresource(self, strategy: Strategy) -> "Store":
-        """A store over the same keys with another strategy (upstream C{StatusREST})."""
+        """
+        A store over the same keys with another strategy (upstream C{StatusREST},
+        C{FinalizeREST}, ...) that provides only the capabilities of the strategy's
+        C{subresource_verbs} (L{IGetter}, L{IPatcher}, L{IUpdater} for a status subresource;
+        L{IUpdater} alone for a namespace's C{finalize}), which the installer reads.
+        """
         sub = copy.copy(self)
+        sub.__class__ = _SUBRESOURCE_STORES[tuple(sorted(strategy.subresource_verbs))]
         sub.strategy = strategy
         sub.before_create = []
         sub.before_update = []
@@ -787,3 +800,20 @@ def _path_segment_name(name: str, prefix: bool) -> list[str]:
     if not prefix and name in (".", ".."):
         return [f"may not be '{name}'"]
     return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+
+
+@implementer_only(IGetter, IPatcher, IUpdater)
+class SubresourceStore(Store):
+    """A subresource served as get, patch and update (upstream C{StatusREST})."""
+
+
+@implementer_only(IUpdater)
+class UpdateOnlySubresourceStore(Store):
+    """A subresource served as update only (upstream C{FinalizeREST})."""
+
+
+#: sorted verbs -> the class L{Store.for_subresource} gives a subresource store
+_SUBRESOURCE_STORES: dict[tuple[str, ...], type] = {
+    ("get", "patch", "update"): SubresourceStore,
+    ("update",): UpdateOnlySubresourceStore,
+}
