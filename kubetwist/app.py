@@ -147,7 +147,8 @@ class KubeAPIService(MultiService):
         if o["token-auth-file"]:
             tokens.append(TokenFileAuthenticator.from_file(o["token-auth-file"]))
         sa_tokens = self.service_account_tokens()
-        tokens.append(sa_tokens.authenticator(self.reactor))
+        sa_authenticator = sa_tokens.authenticator(self.reactor)
+        tokens.append(sa_authenticator)
         authenticator = new_request_authenticator(
             client_ca_certs=self.tls.client_ca_certs, token_authenticators=tokens,
             anonymous=o["anonymous-auth"],
@@ -160,6 +161,10 @@ class KubeAPIService(MultiService):
         # the watch cache in front of the backend (upstream's Cacher): lists at
         # resourceVersion 0 / NotOlderThan and all watches are served from memory
         self.storage = Cacher(self.build_storage(), self.reactor)
+        if o.get("service-account-lookup", True):
+            from kubetwist.authentication.serviceaccount_lookup import StorageObjectGetter
+
+            sa_authenticator.lookup = StorageObjectGetter(self.storage)
         parts = assemble(
             self.storage, self.reactor,
             ControlPlaneConfig(

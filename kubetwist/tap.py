@@ -35,7 +35,8 @@ _GROUPS = [
                               "anonymous-auth", "service-account-issuer",
                               "service-account-jwks-uri", "service-account-key-file",
                               "service-account-max-token-expiration",
-                              "service-account-signing-key-file"]),
+                              "service-account-signing-key-file",
+                              "service-account-lookup"]),
     ("Authorization flags", ["authorization-mode"]),
     ("Admission flags", ["disable-admission-plugins", "enable-admission-plugins"]),
     ("Generic flags", ["cors-allowed-origins", "max-requests-inflight",
@@ -134,6 +135,8 @@ class Options(usage.Options):
         ["service-account-signing-key-file", None, "", "Path to the file that contains the "
          "current private key of the service account token issuer (default: an RSA key "
          "generated once as <cert-dir>/sa.key)."],
+        ["service-account-lookup", None, "true", "If true, validate ServiceAccount tokens "
+         "exist in etcd as part of authentication."],
         ["authorization-mode", None, "AlwaysAllow", "Ordered list of plug-ins to do "
          "authorization on secure port (AlwaysAllow, AlwaysDeny)."],
         ["enable-admission-plugins", None, "", "admission plugins that should be enabled in "
@@ -331,6 +334,7 @@ class Options(usage.Options):
         self._admission_flags()
         self._filter_flags()
         o["anonymous-auth"] = str(o["anonymous-auth"]).lower() in ("true", "1")
+        o["service-account-lookup"] = str(o["service-account-lookup"]).lower() in ("true", "1")
         servers = [s.strip() for s in o["etcd-servers"].split(",") if s.strip()]
         for s in servers:
             if not re.match(r"^https?://[^/]+$", s.rstrip("/")):

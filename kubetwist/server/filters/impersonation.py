@@ -37,7 +37,11 @@ from urllib.parse import unquote_to_bytes
 from twisted.internet import defer
 from twisted.logger import Logger
 
-from kubetwist.authentication.serviceaccount import make_group_names, make_username
+from kubetwist.authentication.serviceaccount import (
+    make_group_names,
+    make_username,
+    split_username,
+)
 from kubetwist.authentication.user import (
     ALL_AUTHENTICATED,
     ALL_UNAUTHENTICATED,
@@ -59,30 +63,9 @@ IMPERSONATE_EXTRA_PREFIX = b"impersonate-extra-"
 
 AUTHENTICATION_GROUP_VERSION = "authentication.k8s.io/v1"
 
-# apimachinery's DNS-1123 label (namespaces) and subdomain (service accounts)
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
 def split_service_account_username(username: str) -> Optional[tuple[str, str]]:
-    """
-    Upstream C{serviceaccount.SplitUsername}: C{(namespace, name)} of
-    C{system:serviceaccount:<namespace>:<name>}, or C{None} when C{username} is not one (wrong
-    prefix, not exactly two parts, a namespace that is no DNS-1123 label of at most 63
-    characters, a name that is no DNS-1123 subdomain of at most 253).
-    """
-    prefix = "system:serviceaccount:"
-    if not username.startswith(prefix):
-        return None
-    parts = username[len(prefix):].split(":")
-    if len(parts) != 2:
-        return None
-    namespace, name = parts
-    if len(namespace) > 63 or not _LABEL.match(namespace):
-        return None
-    if len(name) > 253 or not _SUBDOMAIN.match(name):
-        return None
-    return namespace, name
+    """Upstream C{serviceaccount.SplitUsername} (L{split_username})."""
+    return split_username(username)
 
 
 @dataclass(frozen=True)
