@@ -37,12 +37,13 @@ def new_request_authenticator(
     anonymous: bool = True,
     anonymous_paths: Iterable[str] | None = ANONYMOUS_ALLOWED_PATHS,
     warn: Callable[[IRequest, str], None] | None = None,
+    request_header: IAuthenticator | None = None,
 ) -> IAuthenticator | None:
     """
     kube-apiserver's authenticator chain:
 
         union-fail-on-error(
-            authenticated-group-adder(union(x509, bearer(union(tokens...)))),
+            authenticated-group-adder(union(requestheader, x509, bearer(union(tokens...)))),
             anonymous(paths))
 
     The x509 authenticator is present when there are client CAs; the bearer authenticator
@@ -54,10 +55,13 @@ def new_request_authenticator(
     @param anonymous: C{--anonymous-auth}.
     @param anonymous_paths: paths anonymous requests may reach (C{None}: every path).
     @param warn: passed to L{BearerTokenAuthenticator}.
+    @param request_header: the front-proxy authenticator (C{--requestheader-*}), tried first.
     @return: the authenticator, or C{None} when nothing at all is configured (upstream then
         disables authentication; every request is served unauthenticated).
     """
     authenticators: list[IAuthenticator] = []
+    if request_header is not None:
+        authenticators.append(request_header)
     cas = list(client_ca_certs)
     if cas:
         authenticators.append(X509Authenticator(cas))
