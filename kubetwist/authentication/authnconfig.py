@@ -185,7 +185,8 @@ def _compile(var: str, expression: str, path: Path) -> list[FieldError]:
     from kubetwist.authentication.oidc import compile_cel
 
     _, err = compile_cel(var, expression)
-    return [invalid(path, expression, err)] if err else []
+    # cel's message goes on with the source line and a caret: the first line says it all
+    return [invalid(path, expression, err.splitlines()[0])] if err else []
 
 
 def _validate_prefixed(m: dict, path: Path, required_: bool) -> list[FieldError]:

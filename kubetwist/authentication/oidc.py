@@ -335,10 +335,15 @@ class JWTAuthenticator:
                 try:
                     payload = pyjwt.decode(token, key.key, algorithms=[alg], options={
                         "verify_signature": True, "verify_exp": False, "verify_nbf": False,
-                        "verify_iat": False, "verify_aud": False, "verify_iss": False})
+                        "verify_iat": False, "verify_aud": False, "verify_iss": False,
+                        "verify_sub": False, "verify_jti": False})
                     break
-                except pyjwt.PyJWTError:
+                except (pyjwt.InvalidSignatureError, pyjwt.InvalidKeyError,
+                        pyjwt.InvalidAlgorithmError):
                     continue
+                except pyjwt.PyJWTError as e:
+                    raise AuthenticationError(f"oidc: verify token: oidc: malformed jwt: {e}") \
+                        from None
             if payload is not None:
                 break
         if payload is None:
