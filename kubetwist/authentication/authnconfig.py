@@ -13,6 +13,7 @@ traceback.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Optional
 from urllib.parse import urlsplit
@@ -24,7 +25,6 @@ from kubetwist.apimachinery.field import (
     Path,
     aggregate_message,
     duplicate,
-    forbidden,
     invalid,
     required,
     too_many,
@@ -337,8 +337,9 @@ def validate_authentication_config(config: dict, disallowed_issuers: list[str] =
         if not anonymous.get("enabled") and conditions:
             from kubetwist.apimachinery.field import invalid_go
 
-            printed = "[" + " ".join("{" + str(c.get("path", "")) + "}"
-                                     for c in conditions) + "]"
+            printed = "[]apiserver.AnonymousAuthCondition{" + ", ".join(
+                "apiserver.AnonymousAuthCondition{Path:" + json.dumps(str(c.get("path", "")))
+                + "}" for c in conditions) + "}"
             errs.append(invalid_go(Path("anonymous", "conditions"), printed,
                                    "enabled should be set to true when conditions are "
                                    "defined"))
@@ -349,8 +350,10 @@ def authentication_config(config_file: str, anonymous_flag: bool, anonymous_flag
                           oidc: Optional[dict], disallowed_issuers: list[str]) -> dict:
     """
     Upstream C{ToAuthenticationConfig}'s JWT and anonymous part: the file's configuration, or
-    the C{--oidc-*} flags' one JWT authenticator (the two are exclusive), and the anonymous
-    configuration of the file or of C{--anonymous-auth}.
+    (without a file) the C{--oidc-*} flags' one JWT authenticator, and the anonymous
+    configuration of the file or of C{--anonymous-auth}.  As the v1.32.0 binary does, a
+    file's C{anonymous} wins over C{--anonymous-auth} and a file makes the C{--oidc-*} flags
+    ignored, without an error (the source's C{FlagsSet} checks do not fire there).
 
     @param oidc: keyword arguments of L{oidc_flags_config}, or L{None} (no C{--oidc-*}).
     @return: C{{"jwt": [...], "anonymous": {"enabled": bool, "conditions": [...]}}}
@@ -364,13 +367,9 @@ def authentication_config(config_file: str, anonymous_flag: bool, anonymous_flag
         config = load_authentication_config(config_file)
     else:
         config = {"jwt": [oidc_flags_config(**oidc)] if oidc else [], "anonymous": None}
-    if config.get("anonymous") is not None and anonymous_flag_set:
-        raise ConfigError(forbidden(Path("anonymous"), "--anonymous-auth flag cannot be set "
-                                    "when anonymous field is configured in authentication "
-                                    "configuration file").error())
     errs = validate_authentication_config(config, disallowed_issuers)
     if errs:
-        raise ConfigError(f"invalid authentication configuration: {aggregate_message(errs)}")
+        raise ConfigError(aggregate_message(errs))
     if config.get("anonymous") is None:
         config["anonymous"] = {"enabled": anonymous_flag, "flag": True}
     return config

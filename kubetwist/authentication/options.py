@@ -69,17 +69,10 @@ def check_authentication_flags(o: Any) -> None:
         if any(not v.strip() for v in o.get(key) or []):
             raise ConfigError(f"empty value in {key}")
     issuer, client_id = o.get("oidc-issuer-url") or "", o.get("oidc-client-id") or ""
-    oidc_flags = [k for k in ("oidc-issuer-url", "oidc-client-id", "oidc-ca-file",
-                              "oidc-username-prefix", "oidc-groups-claim", "oidc-groups-prefix",
-                              "oidc-required-claim") if o.get(k)]
-    if o.get("oidc-username-claim", "sub") not in ("sub", ""):
-        oidc_flags.append("oidc-username-claim")
-    if o.get("authentication-config") and oidc_flags:
-        raise ConfigError("authentication-config file and oidc-* flags are mutually exclusive")
-    if not o.get("authentication-config") and bool(issuer) != bool(client_id):
-        raise ConfigError("oidc-issuer-url and oidc-client-id should be specified together")
+    # the v1.32.0 binary starts with a half-configured OIDC (issuer without client id: no
+    # OIDC) and ignores the --oidc-* flags next to --authentication-config, without an error
     oidc = None
-    if issuer:
+    if issuer and client_id and not o.get("authentication-config"):
         ca = ""
         if o.get("oidc-ca-file"):
             try:

@@ -260,13 +260,13 @@ anonymous:
                                                   '"v1"'),
             (head + ": :\n  - [", None, "error converting YAML to JSON"),
             (head + jwt0 % ("http://i", "[k]", '{claim: sub, prefix: ""}'), None,
-             'invalid authentication configuration: jwt[0].issuer.url: Invalid value: '
+             'jwt[0].issuer.url: Invalid value: '
              '"http://i": URL scheme must be https'),
             (head + jwt0 % ("https://i", "[]", '{claim: sub, prefix: ""}'), None,
-             "invalid authentication configuration: jwt[0].issuer.audiences: Required value: "
+             "jwt[0].issuer.audiences: Required value: "
              "at least one jwt[0].issuer.audiences is required"),
             (head + jwt0 % ("https://i", "[k]", "{claim: sub}"), None,
-             "invalid authentication configuration: jwt[0].claimMappings.username.prefix: "
+             "jwt[0].claimMappings.username.prefix: "
              "Required value: prefix is required when claim is set. It can be set to an empty "
              "string to disable prefixing"),
             (head + jwt0 % ("https://i", "[k]", '{expression: "claims.sub +"}'), None,
@@ -276,11 +276,9 @@ anonymous:
                             '{claim: sub, prefix: ""}'), None,
              "URL must not overlap with disallowed issuers: [https://kubernetes.default.svc]"),
             (head + "anonymous: {enabled: false, conditions: [{path: /livez}]}\n", None,
-             "invalid authentication configuration: anonymous.conditions: Invalid value: "
-             "[{/livez}]: enabled should be set to true when conditions are defined"),
-            (head + "anonymous: {enabled: true}\n", "flag",
-             "anonymous: Forbidden: --anonymous-auth flag cannot be set when anonymous field "
-             "is configured in authentication configuration file"),
+             "anonymous.conditions: Invalid value: "
+             '[]apiserver.AnonymousAuthCondition{apiserver.AnonymousAuthCondition{Path:"/livez"}}: '
+             "enabled should be set to true when conditions are defined"),
         ]
         for text, flag, message in cases:
             path = self.write(text)

@@ -56,20 +56,11 @@ class FlagTests(SynchronousTestCase):
     def test_bad_flags_are_one_line_errors(self):
         """Table: bad authentication flags and files stop the start with one line."""
         cases = [
-            (["--oidc-issuer-url=https://i"],
-             "Error: oidc-issuer-url and oidc-client-id should be specified together"),
-            (["--authentication-config=" + self.write(HEAD), "--oidc-issuer-url=https://i",
-              "--oidc-client-id=k"],
-             "Error: authentication-config file and oidc-* flags are mutually exclusive"),
-            (["--authentication-config=" + self.write(HEAD + "anonymous: {enabled: true}\n"),
-              "--anonymous-auth=false"],
-             "Error: anonymous: Forbidden: --anonymous-auth flag cannot be set when anonymous "
-             "field is configured in authentication configuration file"),
             (["--authentication-config=/nonexistent"],
              'Error: failed to load authentication configuration from file "/nonexistent": '
              'open /nonexistent: no such file or directory'),
             (["--oidc-issuer-url=http://i", "--oidc-client-id=k"],
-             'Error: invalid authentication configuration: jwt[0].issuer.url: Invalid value: '
+             'Error: jwt[0].issuer.url: Invalid value: '
              '"http://i": URL scheme must be https'),
             (["--oidc-issuer-url=https://i", "--oidc-client-id=k", "--oidc-signing-algs=HS256"],
              'Error: oidc: unsupported signing alg: "HS256"'),
@@ -88,6 +79,18 @@ class FlagTests(SynchronousTestCase):
         ]
         for args, message in cases:
             self.assertIn(message, self.refused(*args), args)
+
+    def test_as_the_binary_does(self):
+        """What v1.32.0 starts with, silently: an issuer without client id (no OIDC); the
+        --oidc-* flags next to a file (ignored); --anonymous-auth next to a file's anonymous
+        (the file wins)."""
+        self.assertEqual(self.parse("--oidc-issuer-url=https://i")[
+            "authentication-config-parsed"]["jwt"], [])
+        path = self.write(HEAD + "anonymous: {enabled: true, conditions: [{path: /livez}]}\n")
+        o = self.parse("--authentication-config=" + path, "--oidc-issuer-url=https://i",
+                       "--oidc-client-id=k", "--anonymous-auth=false")
+        self.assertEqual(o["authentication-config-parsed"], {
+            "jwt": [], "anonymous": {"enabled": True, "conditions": [{"path": "/livez"}]}})
 
     def test_oidc_flags_parsed(self):
         o = self.parse("--oidc-issuer-url=https://i", "--oidc-client-id=k",
