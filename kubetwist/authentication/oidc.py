@@ -167,6 +167,7 @@ class RemoteKeySet:
         self.keys: Optional[list[Any]] = None
         self.jwks_uri: Optional[str] = None
         self._waiters: list[defer.Deferred] = []
+        self._last_error: Optional[AuthenticationError] = None
         self._last_fetch = -1e18
 
     async def _discover(self) -> str:
@@ -222,10 +223,21 @@ class RemoteKeySet:
                 w.callback(result)
 
     async def keys_for(self, kid: Optional[str], force: bool = False) -> list[Any]:
-        """The candidate keys for C{kid}, fetching the set when unknown or C{force}d."""
-        if self.keys is None or (force and self.clock.seconds() - self._last_fetch
-                                 >= KEY_REFRESH_INTERVAL):
-            await self.refresh()
+        """
+        The candidate keys for C{kid}, fetching the set when unknown or C{force}d (at most
+        every L{KEY_REFRESH_INTERVAL} seconds; a failed fetch is answered again, without a new
+        one, until then).
+        """
+        recent = self.clock.seconds() - self._last_fetch < KEY_REFRESH_INTERVAL
+        if self.keys is None and recent and self._last_error is not None:
+            raise self._last_error
+        if self.keys is None or (force and not recent):
+            try:
+                await self.refresh()
+            except AuthenticationError as e:
+                self._last_error = e
+                raise
+            self._last_error = None
         keys = self.keys or []
         if kid:
             return [k for k in keys if k.key_id == kid]

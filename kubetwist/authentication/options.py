@@ -195,8 +195,7 @@ def build_authentication(o: Any, reactor: Any, client_ca_certs: list, token_auth
         hook = WebhookTokenAuthenticator(
             treq_poster(reactor, wc), o.get("authentication-token-webhook-version") or
             "v1beta1", audiences, float(o.get("authentication-token-webhook-cache-ttl", 120)),
-            reactor)
-        hook.url = wc.server
+            reactor, wc.server)
         tokens.append(hook)
     request_header = None
     x509_cas = list(client_ca_certs)

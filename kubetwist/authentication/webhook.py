@@ -135,14 +135,16 @@ class WebhookTokenAuthenticator:
     """See the module docstring."""
 
     def __init__(self, post: Callable[[bytes], Any], version: str, implicit_audiences: list,
-                 cache_ttl: float, clock: Any) -> None:
+                 cache_ttl: float, clock: Any, url: str = "") -> None:
         """
         @param post: C{body -> Deferred of (status code, body bytes)} (L{treq_poster}).
         @param version: C{v1} or C{v1beta1}.
         @param implicit_audiences: C{--api-audiences}.
         @param cache_ttl: seconds (0: no cache).
         @param clock: C{IReactorTime}.
+        @param url: the webhook's URL (for error messages).
         """
+        self.url = url
         self.post = post
         self.api_version = f"authentication.k8s.io/{version}"
         self.implicit_audiences = list(implicit_audiences)
@@ -190,8 +192,7 @@ class WebhookTokenAuthenticator:
                 raise
             except Exception as e:  # noqa: BLE001 -- connection errors of every kind
                 if attempt == RETRY_STEPS - 1:
-                    raise AuthenticationError(f'Post "{getattr(self, "url", "")}": {e}') \
-                        from None
+                    raise AuthenticationError(f'Post "{self.url}": {e}') from None
             await task.deferLater(self.clock, delay, lambda: None)
             delay *= RETRY_FACTOR
         try:

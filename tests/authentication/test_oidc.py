@@ -175,6 +175,23 @@ class JWTAuthenticatorTests(SynchronousTestCase):
         self.assertIn("oidc: authenticator not initialized: oidc: issuer did not match",
                       str(e.exception))
 
+    def test_unreachable_issuer_not_hammered(self):
+        """A failed key fetch answers later tokens at once, until 10 s have passed."""
+        issuer = FakeIssuer()
+        a = self.authn(issuer=issuer)
+        a.key_set.fetch = lambda url: (issuer.fetched.append(url), defer.fail(
+            AuthenticationError(f"oidc: get {url}: connection refused")))[1]
+        for _ in range(3):
+            with self.assertRaises(AuthenticationError) as e:
+                self.result(a.authenticate_token(token()))
+        self.assertEqual(str(e.exception), "oidc: authenticator not initialized: oidc: get "
+                         "https://issuer.example/.well-known/openid-configuration: connection "
+                         "refused")
+        self.assertEqual(len(issuer.fetched), 1)
+        self.clock.advance(10)
+        a.key_set.fetch = issuer.fetch
+        self.assertEqual(self.result(a.authenticate_token(token())).name, "u1")
+
     def test_email_verified(self):
         a = self.authn(config(claimMappings={"username": {"claim": "email", "prefix": ""}}))
         with self.assertRaises(AuthenticationError) as e:
