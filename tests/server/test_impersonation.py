@@ -165,6 +165,8 @@ class ImpersonationFilterTests(SynchronousTestCase):
             st = self.status(request)
             self.assertEqual((request.responseCode, st["reason"], st["message"], st["details"]),
                              (403, "Forbidden", message, details))
+            self.assertEqual(request.responseHeaders.getRawHeaders(b"x-content-type-options"),
+                             [b"nosniff"])
             self.assertEqual(self.ok.seen, [])
 
     def test_forbidden_reason_appended(self):

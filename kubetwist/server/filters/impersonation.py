@@ -256,6 +256,8 @@ def with_impersonation(handler: Handler, authorizer: Any) -> Handler:
             if decision != ALLOW or (len(result) > 2 and result[2]):
                 log.debug("Forbidden impersonation {uri}: {reason}",
                           uri=request.uri, reason=reason)
+                # upstream responsewriters.Forbidden
+                request.setHeader(b"X-Content-Type-Options", b"nosniff")
                 raise forbidden(attributes, reason)
         groups_specified = bool(request.requestHeaders.getRawHeaders(IMPERSONATE_GROUP))
         new_user = impersonated_user(requests, groups_specified)
