@@ -38,6 +38,7 @@ def new_request_authenticator(
     anonymous_paths: Iterable[str] | None = ANONYMOUS_ALLOWED_PATHS,
     warn: Callable[[IRequest, str], None] | None = None,
     request_header: IAuthenticator | None = None,
+    token_cache: Callable[[ITokenAuthenticator], ITokenAuthenticator] | None = None,
 ) -> IAuthenticator | None:
     """
     kube-apiserver's authenticator chain:
@@ -56,6 +57,9 @@ def new_request_authenticator(
     @param anonymous_paths: paths anonymous requests may reach (C{None}: every path).
     @param warn: passed to L{BearerTokenAuthenticator}.
     @param request_header: the front-proxy authenticator (C{--requestheader-*}), tried first.
+    @param token_cache: wraps the union of the token authenticators (kube-apiserver: a
+        L{CachedTokenAuthenticator <kubetwist.authentication.tokencache.
+        CachedTokenAuthenticator>} of 10 s).
     @return: the authenticator, or C{None} when nothing at all is configured (upstream then
         disables authentication; every request is served unauthenticated).
     """
@@ -68,6 +72,8 @@ def new_request_authenticator(
     tokens = list(token_authenticators)
     if tokens:
         token_auth = tokens[0] if len(tokens) == 1 else UnionTokenAuthenticator(tokens)
+        if token_cache is not None:
+            token_auth = token_cache(token_auth)
         authenticators.append(BearerTokenAuthenticator(token_auth, warn=warn))
     anonymous_auth = AnonymousAuthenticator(anonymous_paths) if anonymous else None
     if not authenticators:

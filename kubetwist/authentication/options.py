@@ -170,6 +170,7 @@ def build_authentication(o: Any, reactor: Any, client_ca_certs: list, token_auth
         RequestHeaderAuthenticator,
         RequestHeaderConfig,
     )
+    from kubetwist.authentication.tokencache import CachedTokenAuthenticator
 
     getter = StorageObjectGetter(None)
     if sa_authenticator is not None and _bool(o.get("service-account-lookup", True)):
@@ -215,7 +216,8 @@ def build_authentication(o: Any, reactor: Any, client_ca_certs: list, token_auth
     enabled, paths = anonymous_enabled(config, list(o.get("authorization-mode") or []))
     authenticator = new_request_authenticator(
         client_ca_certs=x509_cas, token_authenticators=tokens, anonymous=enabled,
-        anonymous_paths=paths, warn=warn, request_header=request_header)
+        anonymous_paths=paths, warn=warn, request_header=request_header,
+        token_cache=lambda auth: CachedTokenAuthenticator(auth, reactor))
     return Authentication(authenticator, getter, x509_cas)
 
 

@@ -33,9 +33,9 @@ class ServiceAccountLookupTests(ServerTestMixin, SynchronousTestCase):
         r = self.server.request("GET", "/api", client_cert=False, token=token)
         self.assertEqual(r.status, 200)
         self.server.kubectl("delete", "serviceaccount", "robot", "-n", ns)
-        # the lookup reads the watch cache, which follows the store a moment later (as
-        # upstream's informers do)
-        deadline = time.monotonic() + 10
+        # as upstream, a token stays good for up to 10 s after its last success (the token
+        # cache), and the lookup reads the watch cache, which follows the store a moment later
+        deadline = time.monotonic() + 20
         while True:
             r = self.server.request("GET", "/api", client_cert=False, token=token)
             if r.status != 200 or time.monotonic() > deadline:
