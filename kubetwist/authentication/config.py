@@ -30,6 +30,12 @@ from kubetwist.runtime.errors import new_unauthorized
 _log = Logger()
 
 
+#: Upstream's standard front-proxy headers, removed after authentication when no
+#: C{--requestheader-*} headers are configured: C{(names, lower-cased prefixes)}.
+STANDARD_FRONT_PROXY_HEADERS = ((b"x-remote-user", b"x-remote-uid", b"x-remote-group"),
+                                (b"x-remote-extra-",))
+
+
 def new_request_authenticator(
     *,
     client_ca_certs: Iterable[x509.Certificate] = (),
@@ -78,12 +84,21 @@ def new_request_authenticator(
     anonymous_auth = AnonymousAuthenticator(anonymous_paths) if anonymous else None
     if not authenticators:
         return anonymous_auth
+    front_proxy = None
+    if request_header is not None and hasattr(request_header, "config"):
+        c = request_header.config
+        front_proxy = (
+            tuple(h.strip().lower().encode() for h in
+                  c.username_headers + c.uid_headers + c.group_headers if h.strip()),
+            tuple(p.strip().lower().encode() for p in c.extra_header_prefixes if p.strip()))
     chain: IAuthenticator = (
         authenticators[0] if len(authenticators) == 1 else UnionAuthenticator(authenticators)
     )
     chain = AuthenticatedGroupAdder(chain)
     if anonymous_auth is not None:
         chain = UnionAuthenticator([chain, anonymous_auth], fail_on_error=True)
+    if front_proxy is not None:
+        chain.front_proxy_headers = front_proxy  # type: ignore[attr-defined]
     return chain
 
 
@@ -94,8 +109,12 @@ def authenticate_request(
     The authentication filter's decision for one request.
 
     On success the C{Authorization} header is removed (also when a non-bearer authenticator
-    succeeded, as upstream).  On failure the reason is logged and 401 is raised; the client only
-    ever sees C{Unauthorized}.
+    succeeded, as upstream), and so are the front-proxy headers (upstream
+    C{ClearAuthenticationHeaders}): those of C{--requestheader-*} (the authenticator's
+    C{front_proxy_headers}), else C{X-Remote-User}, C{X-Remote-Uid}, C{X-Remote-Group} and
+    C{X-Remote-Extra-*}, so nothing behind the chain can take them for a proxy's word.
+    On failure the reason is logged and 401 is raised; the client only ever sees
+    C{Unauthorized}.
 
     @return: a Deferred of the user; it fails with a C{StatusError} 401 C{{"kind": "Status",
         ..., "message": "Unauthorized", "reason": "Unauthorized", "code": 401}} when the
@@ -111,7 +130,16 @@ def authenticate_request(
     def succeeded(user: UserInfo | None) -> UserInfo:
         if user is None:
             raise new_unauthorized("Unauthorized")
-        request.requestHeaders.removeHeader(b"authorization")
+        headers = request.requestHeaders
+        headers.removeHeader(b"authorization")
+        names, prefixes = getattr(authenticator, "front_proxy_headers",
+                                  STANDARD_FRONT_PROXY_HEADERS)
+        for name in names:
+            headers.removeHeader(name)
+        if prefixes:
+            for name, _ in list(headers.getAllRawHeaders()):
+                if name.lower().startswith(prefixes):
+                    headers.removeHeader(name)
         return user
 
     return defer.maybeDeferred(authenticator.authenticate, request).addCallbacks(

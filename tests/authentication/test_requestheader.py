@@ -79,3 +79,35 @@ class RequestHeaderTests(SynchronousTestCase):
         chain = new_request_authenticator(request_header=self.auth([PROXY]), anonymous=False)
         self.assertEqual(resolved(chain.authenticate(FakeRequest(headers=HEADERS))).groups,
                          ["g1", "g2", "system:authenticated"])
+
+
+class ClearHeadersTests(SynchronousTestCase):
+    """After any successful authentication the front-proxy headers are gone (upstream
+    ClearAuthenticationHeaders), so no one behind the chain trusts a client's X-Remote-*."""
+
+    def test_standard_headers(self):
+        from kubetwist.authentication.config import authenticate_request
+        from kubetwist.authentication.x509 import X509Authenticator
+
+        x509_auth = X509Authenticator([ROOT], now=lambda: NOW, peer_chain=lambda r: [JANE])
+        chain = new_request_authenticator(anonymous=False)
+        self.assertIsNone(chain)
+        request = FakeRequest(headers=HEADERS)
+        self.assertEqual(resolved(authenticate_request(x509_auth, request)).name, "jane")
+        self.assertEqual([k for k, _ in request.requestHeaders.getAllRawHeaders()
+                          if k.lower().startswith(b"x-remote")], [])
+
+    def test_configured_headers(self):
+        from kubetwist.authentication.config import authenticate_request
+
+        auth = RequestHeaderAuthenticator(config(username_headers=["X-Proxy-User"],
+                                                 extra_header_prefixes=["X-Proxy-Extra-"]),
+                                          now=lambda: NOW, peer_chain=lambda request: [])
+        chain = new_request_authenticator(request_header=auth, anonymous=True,
+                                          anonymous_paths=None)
+        request = FakeRequest(headers={b"X-Proxy-User": b"x", b"X-Proxy-Extra-A": b"1",
+                                       b"X-Remote-User": b"kept"})
+        self.assertEqual(resolved(authenticate_request(chain, request)).name,
+                         "system:anonymous")
+        self.assertEqual(sorted(k for k, _ in request.requestHeaders.getAllRawHeaders()),
+                         [b"X-Remote-User"])
