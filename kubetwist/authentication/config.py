@@ -24,6 +24,7 @@ from kubetwist.authentication.bearertoken import BearerTokenAuthenticator
 from kubetwist.authentication.group import AuthenticatedGroupAdder
 from kubetwist.authentication.union import UnionAuthenticator, UnionTokenAuthenticator
 from kubetwist.authentication.user import ALL_UNAUTHENTICATED, ANONYMOUS, UserInfo
+from kubetwist.authentication.websocket import ProtocolAuthenticator
 from kubetwist.authentication.x509 import X509Authenticator
 from kubetwist.runtime.errors import new_unauthorized
 
@@ -50,8 +51,10 @@ def new_request_authenticator(
     kube-apiserver's authenticator chain:
 
         union-fail-on-error(
-            authenticated-group-adder(union(requestheader, x509, bearer(union(tokens...)))),
+            authenticated-group-adder(union(requestheader, x509, bearer(T), websocket(T)))),
             anonymous(paths))
+
+    where C{T} is the token union C{union(tokens...)}, optionally cached (C{token_cache}).
 
     The x509 authenticator is present when there are client CAs; the bearer authenticator
     when there are token authenticators (e.g. L{TokenFileAuthenticator
@@ -81,6 +84,7 @@ def new_request_authenticator(
         if token_cache is not None:
             token_auth = token_cache(token_auth)
         authenticators.append(BearerTokenAuthenticator(token_auth, warn=warn))
+        authenticators.append(ProtocolAuthenticator(token_auth))
     anonymous_auth = AnonymousAuthenticator(anonymous_paths) if anonymous else None
     if not authenticators:
         return anonymous_auth
