@@ -401,7 +401,7 @@ class JWTAuthenticator:
             if claim not in claims:
                 raise AuthenticationError(f"oidc: required claim {claim} not present in ID "
                                           f"token")
-            got = claims[claim]
+            got = "" if claims[claim] is None else claims[claim]
             if not isinstance(got, str):
                 raise AuthenticationError(f"oidc: parse claim {claim}: json: cannot unmarshal "
                                           f"{_json_kind(got)} into Go value of type string")
@@ -459,13 +459,13 @@ class JWTAuthenticator:
         if claim not in claims:
             raise AuthenticationError(f'oidc: parse username claims "{claim}": claim not '
                                       f'present')
-        value = claims[claim]
+        value = "" if claims[claim] is None else claims[claim]  # Go: null leaves ""
         if not isinstance(value, str):
             raise AuthenticationError(f'oidc: parse username claims "{claim}": json: cannot '
                                       f'unmarshal {_json_kind(value)} into Go value of type '
                                       f'string')
         if claim == "email" and "email_verified" in claims:
-            verified = claims["email_verified"]
+            verified = claims["email_verified"] or False  # Go: null leaves false
             if not isinstance(verified, bool):
                 raise AuthenticationError(f"oidc: parse 'email_verified' claim: json: cannot "
                                           f"unmarshal {_json_kind(verified)} into Go value of "
@@ -479,7 +479,9 @@ class JWTAuthenticator:
         claim = mapping.get("claim", "")
         if claim and claim in claims:
             value = claims[claim]
-            if isinstance(value, str):
+            if value is None:  # Go: null leaves the list empty
+                groups = []
+            elif isinstance(value, str):
                 groups = [value]
             elif isinstance(value, list) and all(isinstance(v, str) for v in value):
                 groups = list(value)
@@ -500,9 +502,9 @@ class JWTAuthenticator:
     def _uid(self, claims: dict, mapping: dict) -> str:
         claim = mapping.get("claim", "")
         if claim:
-            value = claims.get(claim)
             if claim not in claims:
                 raise AuthenticationError(f'oidc: parse uid claim "{claim}": claim not present')
+            value = "" if claims[claim] is None else claims[claim]
             if not isinstance(value, str):
                 raise AuthenticationError(f'oidc: parse uid claim "{claim}": json: cannot '
                                           f'unmarshal {_json_kind(value)} into Go value of '

@@ -192,6 +192,22 @@ class JWTAuthenticatorTests(SynchronousTestCase):
         a.key_set.fetch = issuer.fetch
         self.assertEqual(self.result(a.authenticate_token(token())).name, "u1")
 
+    def test_null_claims(self):
+        """JSON null claims read as Go reads them: no groups, empty strings, false."""
+        a = self.authn(config(claimMappings={"username": {"claim": "sub", "prefix": "p:"},
+                                             "groups": {"claim": "groups", "prefix": "g:"}}))
+        def raw(**claims):
+            payload = {"iss": ISSUER, "aud": "kubernetes", "sub": "u1", "exp": NOW + 600,
+                       **claims}
+            return jwt.encode(payload, RSA_KEY, algorithm="RS256", headers={"kid": "k1"})
+
+        user = self.result(a.authenticate_token(raw(groups=None)))
+        self.assertEqual((user.name, user.groups), ("p:u1", []))
+        a = self.authn(config(claimMappings={"username": {"claim": "email", "prefix": ""}}))
+        with self.assertRaises(AuthenticationError) as e:
+            self.result(a.authenticate_token(raw(email="x@y", email_verified=None)))
+        self.assertEqual(str(e.exception), "oidc: email not verified")
+
     def test_email_verified(self):
         a = self.authn(config(claimMappings={"username": {"claim": "email", "prefix": ""}}))
         with self.assertRaises(AuthenticationError) as e:
