@@ -158,7 +158,8 @@ class WebhookTokenAuthenticator:
             the token; it fails with L{AuthenticationError} (C{status.error}, or the call's
             failure after the retries).
         """
-        wanted = audiences_from()
+        # upstream's authentication filter puts the API audiences on every request's context
+        wanted = audiences_from() or self.implicit_audiences or None
         key = hashlib.sha256(json.dumps([token, wanted]).encode()).digest()
         now = self.clock.seconds()
         hit = self._cache.get(key)
@@ -171,7 +172,7 @@ class WebhookTokenAuthenticator:
         spec: dict[str, Any] = {"token": token}
         if wanted:
             spec["audiences"] = list(wanted)
-        body = json.dumps({"apiVersion": self.api_version, "kind": "TokenReview",
+        body = json.dumps({"kind": "TokenReview", "apiVersion": self.api_version,
                            "metadata": {"creationTimestamp": None}, "spec": spec,
                            "status": {"user": {}}}).encode()
         delay = RETRY_INITIAL

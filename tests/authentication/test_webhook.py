@@ -61,10 +61,14 @@ class WebhookTests(SynchronousTestCase):
         user = self.result(a.authenticate_token("t1"))
         self.assertEqual((user.name, user.uid, user.groups, user.extra),
                          ("jane", "7", ["dev"], {"a": ["b"]}))
-        self.assertEqual(hook.bodies, [{"apiVersion": "authentication.k8s.io/v1",
-                                        "kind": "TokenReview",
+        self.assertEqual(hook.bodies, [{"kind": "TokenReview",
+                                        "apiVersion": "authentication.k8s.io/v1",
                                         "metadata": {"creationTimestamp": None},
-                                        "spec": {"token": "t1"}, "status": {"user": {}}}])
+                                        "spec": {"token": "t1",
+                                                 "audiences": ["https://kubernetes"]},
+                                        "status": {"user": {}}}])
+        self.assertEqual(list(hook.bodies[0]), ["kind", "apiVersion", "metadata", "spec",
+                                                "status"])
         self.result(a.authenticate_token("t1"))
         self.assertEqual(len(hook.bodies), 1)
         self.clock.advance(121)
@@ -90,6 +94,10 @@ class WebhookTests(SynchronousTestCase):
 
     def test_audiences(self):
         """With requested audiences they are sent; the answer's must intersect them."""
+        hook = FakeWebhook(OK)  # no audiences in the answer: the API audiences count
+        with with_audiences(["vault"]):
+            d = self.make(hook).authenticate_token("t")
+        self.assertIsNone(self.result(d))
         hook = FakeWebhook((200, dict(OK[1], audiences=["other"])))
         a = self.make(hook)
         with with_audiences(["vault"]):
