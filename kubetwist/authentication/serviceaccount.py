@@ -248,8 +248,8 @@ class ServiceAccountTokenAuthenticator:
     <kubetwist.authentication.serviceaccount_lookup.StorageObjectGetter>}; kube-apiserver's
     default, C{--service-account-lookup=true}) the ServiceAccount and the bound Secret, Pod or
     Node must still exist with the claimed uids (upstream's validator); legacy Secret-based
-    tokens (C{iss} C{kubernetes/serviceaccount}, no expiry) are accepted with the lookup of
-    their Secret and ServiceAccount always, as upstream.
+    tokens (C{iss} C{kubernetes/serviceaccount}, no expiry) are accepted after the lookup of
+    their Secret and ServiceAccount (or on their claims alone without a lookup), as upstream.
     """
 
     def __init__(self, issuers: Sequence[str], public_keys: Iterable[Any],
@@ -258,8 +258,8 @@ class ServiceAccountTokenAuthenticator:
         @param issuers: C{--service-account-issuer} values (the first one signs).
         @param implicit_audiences: C{--api-audiences}.
         @param clock: C{IReactorTime}.
-        @param lookup: a C{StorageObjectGetter}, or C{None} (no lookups; legacy tokens are then
-            refused, as upstream without a getter).
+        @param lookup: a C{StorageObjectGetter}, or C{None} (no lookups: the claims alone
+            decide, as upstream with C{--service-account-lookup=false}).
         """
         self.lookup = lookup
         self.issuers = list(issuers)
@@ -322,7 +322,8 @@ class ServiceAccountTokenAuthenticator:
         sa_uid = claim("service-account.uid", "serviceAccountUID")
         if split_username(sub) != (namespace, sa_name):
             raise AuthenticationError("sub claim is invalid")
-        await validate_legacy(self.lookup, token, namespace, secret_name, sa_name, sa_uid)
+        if self.lookup is not None:
+            await validate_legacy(self.lookup, token, namespace, secret_name, sa_name, sa_uid)
         return UserInfo(make_username(namespace, sa_name), sa_uid, make_group_names(namespace))
 
     def verify_token(self, token: str) -> UserInfo | None:
@@ -335,7 +336,9 @@ class ServiceAccountTokenAuthenticator:
         if verified is None:
             return None
         if verified[1]:
-            raise AuthenticationError("legacy service account tokens need the lookup")
+            if self.lookup is not None:
+                raise AuthenticationError("legacy service account tokens need the lookup")
+            return _resolve(self._legacy("", verified[0]))
         return self._validate(verified[0])
 
     def _verify(self, token: str) -> tuple[dict, bool] | None:
@@ -346,7 +349,7 @@ class ServiceAccountTokenAuthenticator:
         @raise AuthenticationError: see L{authenticate_token}.
         """
         issuer = _unverified_issuer(token)
-        legacy = issuer == LEGACY_ISSUER and self.lookup is not None
+        legacy = issuer == LEGACY_ISSUER
         if issuer not in self.issuers and not legacy:
             return None
         try:
@@ -419,6 +422,16 @@ class ServiceAccountTokenAuthenticator:
                 extra[NODE_UID_KEY] = [node["uid"]]
         return UserInfo(make_username(namespace, sa["name"]), sa.get("uid", ""),
                         make_group_names(namespace), extra)
+
+
+def _resolve(coroutine: Any) -> Any:
+    """Run a coroutine that never awaits anything unfinished (no lookup) to its result."""
+    d = defer.ensureDeferred(coroutine)
+    out: list = []
+    d.addBoth(out.append)
+    if isinstance(out[0], Exception) or hasattr(out[0], "raiseException"):
+        out[0].raiseException()
+    return out[0]
 
 
 def _go_quoted(values: Sequence[str]) -> str:

@@ -188,10 +188,14 @@ class LegacyTokenTests(SynchronousTestCase):
         for token, objects, error in cases:
             self.check(token, objects, error)
 
-    def test_needs_lookup(self):
-        """Without a getter a legacy token is not ours (another authenticator may know it)."""
-        d = _authenticator(None).authenticate_token(_legacy())
-        self.assertIsNone(resolved(d))
+    def test_without_lookup(self):
+        """Without a getter (--service-account-lookup=false) the claims alone decide."""
+        user = resolved(_authenticator(None).authenticate_token(_legacy()))
+        self.assertEqual((user.name, user.uid), ("system:serviceaccount:ns1:robot", "sa-uid"))
+        self.assertEqual(_authenticator(None).verify_token(_legacy()).name,
+                         "system:serviceaccount:ns1:robot")
+        with self.assertRaises(AuthenticationError):
+            resolved(_authenticator(None).authenticate_token(_legacy(sub=None)))
 
 
 class StorageLookupTests(KubeTestCase):
