@@ -63,6 +63,7 @@ IMPERSONATE_EXTRA_PREFIX = b"impersonate-extra-"
 
 AUTHENTICATION_GROUP_VERSION = "authentication.k8s.io/v1"
 
+
 def split_service_account_username(username: str) -> Optional[tuple[str, str]]:
     """Upstream C{serviceaccount.SplitUsername} (L{split_username})."""
     return split_username(username)
