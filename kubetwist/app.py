@@ -122,7 +122,6 @@ class KubeAPIService(MultiService):
     def build(self) -> None:
         """Certificates, storage, the server chain and the filter chain (no listening yet)."""
         from kubetwist.apis import printers
-        from kubetwist.authentication.config import new_request_authenticator
         from kubetwist.authentication.tokenfile import TokenFileAuthenticator
         from kubetwist.controlplane.instance import ControlPlaneConfig
         from kubetwist.server.certs import ensure_serving_certs
@@ -143,16 +142,20 @@ class KubeAPIService(MultiService):
         if o["tls-cert-file"]:
             cert_file, key_file = o["tls-cert-file"], o["tls-private-key-file"]
         extra_cas = [o["client-ca-file"]] if o["client-ca-file"] else []
+        if o.get("requestheader-client-ca-file"):  # the TLS layer accepts the proxy's CA too
+            extra_cas.append(o["requestheader-client-ca-file"])
         self.tls = server_context_factory(cert_file, key_file, certs.client_ca_files(extra_cas))
         tokens = []
         if o["token-auth-file"]:
             tokens.append(TokenFileAuthenticator.from_file(o["token-auth-file"]))
         sa_tokens = self.service_account_tokens()
-        tokens.append(sa_tokens.authenticator(self.reactor))
-        authenticator = new_request_authenticator(
-            client_ca_certs=self.tls.client_ca_certs, token_authenticators=tokens,
-            anonymous=o["anonymous-auth"],
-        )
+        sa_authenticator = sa_tokens.authenticator(self.reactor)
+        tokens.append(sa_authenticator)
+        from kubetwist.authentication.options import build_authentication
+
+        self.authentication = build_authentication(
+            o, self.reactor, self.tls.client_ca_certs, tokens, sa_authenticator)
+        authenticator = self.authentication.authenticator
         with open(certs.ca_cert_file) as f:
             ca_pem = f.read()
 
@@ -161,6 +164,7 @@ class KubeAPIService(MultiService):
         # the watch cache in front of the backend (upstream's Cacher): lists at
         # resourceVersion 0 / NotOlderThan and all watches are served from memory
         self.storage = Cacher(self.build_storage(), self.reactor)
+        self.authentication.set_storage(self.storage)  # SA lookup, bootstrap tokens
         parts = assemble(
             self.storage, self.reactor,
             ControlPlaneConfig(

@@ -35,7 +35,19 @@ _GROUPS = [
                               "anonymous-auth", "service-account-issuer",
                               "service-account-jwks-uri", "service-account-key-file",
                               "service-account-max-token-expiration",
-                              "service-account-signing-key-file"]),
+                              "service-account-signing-key-file",
+                              "service-account-lookup", "authentication-config",
+                              "enable-bootstrap-token-auth",
+                              "authentication-token-webhook-config-file",
+                              "authentication-token-webhook-version",
+                              "authentication-token-webhook-cache-ttl",
+                              "oidc-issuer-url", "oidc-client-id", "oidc-ca-file",
+                              "oidc-username-claim", "oidc-username-prefix",
+                              "oidc-groups-claim", "oidc-groups-prefix", "oidc-signing-algs",
+                              "oidc-required-claim", "requestheader-client-ca-file",
+                              "requestheader-allowed-names", "requestheader-username-headers",
+                              "requestheader-uid-headers", "requestheader-group-headers",
+                              "requestheader-extra-headers-prefix"]),
     ("Authorization flags", ["authorization-config", "authorization-mode",
                              "authorization-policy-file",
                              "authorization-webhook-cache-authorized-ttl",
@@ -139,6 +151,63 @@ class Options(usage.Options):
         ["service-account-signing-key-file", None, "", "Path to the file that contains the "
          "current private key of the service account token issuer (default: an RSA key "
          "generated once as <cert-dir>/sa.key)."],
+        ["service-account-lookup", None, "true", "If true, validate ServiceAccount tokens "
+         "exist in etcd as part of authentication."],
+        ["authentication-config", None, "", "File with Authentication Configuration to "
+         "configure the JWT Token authenticator or the anonymous authenticator. This flag is "
+         "mutually exclusive with the --oidc-* flags if the file configures the JWT Token "
+         "authenticator. This flag is mutually exclusive with --anonymous-auth if the file "
+         "configures the Anonymous authenticator."],
+        ["enable-bootstrap-token-auth", None, "false", "Enable to allow secrets of type "
+         "'bootstrap.kubernetes.io/token' in the 'kube-system' namespace to be used for TLS "
+         "bootstrapping authentication."],
+        ["authentication-token-webhook-config-file", None, "", "File with webhook "
+         "configuration for token authentication in kubeconfig format. The API server will "
+         "query the remote service to determine authentication for bearer tokens."],
+        ["authentication-token-webhook-version", None, "v1beta1", "The API version of the "
+         "authentication.k8s.io TokenReview to send to and expect from the webhook."],
+        ["authentication-token-webhook-cache-ttl", None, "2m0s", "The duration to cache "
+         "responses from the webhook token authenticator."],
+        ["oidc-issuer-url", None, "", "The URL of the OpenID issuer, only HTTPS scheme will be "
+         "accepted. If set, it will be used to verify the OIDC JSON Web Token (JWT)."],
+        ["oidc-client-id", None, "", "The client ID for the OpenID Connect client, must be set "
+         "if oidc-issuer-url is set."],
+        ["oidc-ca-file", None, "", "If set, the OpenID server's certificate will be verified by "
+         "one of the authorities in the oidc-ca-file, otherwise the host's root CA set will be "
+         "used."],
+        ["oidc-username-claim", None, "sub", "The OpenID claim to use as the user name. Note "
+         "that claims other than the default ('sub') is not guaranteed to be unique and "
+         "immutable."],
+        ["oidc-username-prefix", None, "", "If provided, all usernames will be prefixed with "
+         "this value. If not provided, username claims other than 'email' are prefixed by the "
+         "issuer URL to avoid clashes. To skip any prefixing, provide the value '-'."],
+        ["oidc-groups-claim", None, "", "If provided, the name of a custom OpenID Connect claim "
+         "for specifying user groups. The claim value is expected to be a string or array of "
+         "strings."],
+        ["oidc-groups-prefix", None, "", "If provided, all groups will be prefixed with this "
+         "value to prevent conflicts with other authentication strategies."],
+        ["oidc-signing-algs", None, "RS256", "Comma-separated list of allowed JOSE asymmetric "
+         "signing algorithms. JWTs with a supported 'alg' header values are: RS256, RS384, "
+         "RS512, ES256, ES384, ES512, PS256, PS384, PS512."],
+        ["oidc-required-claim", None, "", "A key=value pair that describes a required claim in "
+         "the ID Token. If set, the claim is verified to be present in the ID Token with a "
+         "matching value. Repeat this flag to specify multiple claims."],
+        ["requestheader-client-ca-file", None, "", "Root certificate bundle to use to verify "
+         "client certificates on incoming requests before trusting usernames in headers "
+         "specified by --requestheader-username-headers. WARNING: generally do not depend on "
+         "authorization being already done for incoming requests."],
+        ["requestheader-allowed-names", None, "", "List of client certificate common names to "
+         "allow to provide usernames in headers specified by --requestheader-username-headers. "
+         "If empty, any client certificate validated by the authorities in "
+         "--requestheader-client-ca-file is allowed."],
+        ["requestheader-username-headers", None, "", "List of request headers to inspect for "
+         "usernames. X-Remote-User is common."],
+        ["requestheader-uid-headers", None, "", "List of request headers to inspect for UIDs. "
+         "X-Remote-Uid is suggested."],
+        ["requestheader-group-headers", None, "", "List of request headers to inspect for "
+         "groups. X-Remote-Group is suggested."],
+        ["requestheader-extra-headers-prefix", None, "", "List of request header prefixes to "
+         "inspect. X-Remote-Extra- is suggested."],
         ["authorization-mode", None, "AlwaysAllow", "Ordered list of plug-ins to do "
          "authorization on secure port (AlwaysAllow, AlwaysDeny)."],
         ["enable-admission-plugins", None, "", "admission plugins that should be enabled in "
@@ -204,6 +273,61 @@ class Options(usage.Options):
     def opt_service_account_key_file(self, value: str) -> None:
         """A file of keys verifying ServiceAccount tokens (repeatable, or a comma list)."""
         self._append("service-account-key-file", value)
+
+    def opt_anonymous_auth(self, value: str) -> None:
+        """Enables anonymous requests (tracked: exclusive with the file's C{anonymous})."""
+        self["anonymous-auth"] = value
+        self["anonymous-auth-set"] = True
+
+    def opt_oidc_required_claim(self, value: str) -> None:
+        """A key=value required claim (repeatable)."""
+        claims = self["oidc-required-claim"] if isinstance(self["oidc-required-claim"],
+                                                           dict) else {}
+        key, sep, val = value.partition("=")
+        if not sep:
+            raise usage.UsageError(f'invalid argument "{value}" for "--oidc-required-claim" '
+                                   f'flag: malformed pair, expect string=string')
+        claims[key] = val
+        self["oidc-required-claim"] = claims
+
+    def _requestheader_append(self, key: str, value: str) -> None:
+        current = self[key] if isinstance(self[key], list) else []
+        self[key] = current + [v for v in value.split(",")]
+
+    def opt_requestheader_allowed_names(self, value: str) -> None:
+        """Allowed common names (repeatable, comma list)."""
+        self._requestheader_append("requestheader-allowed-names", value)
+
+    def opt_requestheader_username_headers(self, value: str) -> None:
+        """User name headers (repeatable, comma list)."""
+        self._requestheader_append("requestheader-username-headers", value)
+
+    def opt_requestheader_uid_headers(self, value: str) -> None:
+        """UID headers (repeatable, comma list)."""
+        self._requestheader_append("requestheader-uid-headers", value)
+
+    def opt_requestheader_group_headers(self, value: str) -> None:
+        """Group headers (repeatable, comma list)."""
+        self._requestheader_append("requestheader-group-headers", value)
+
+    def opt_requestheader_extra_headers_prefix(self, value: str) -> None:
+        """Extra header prefixes (repeatable, comma list)."""
+        self._requestheader_append("requestheader-extra-headers-prefix", value)
+
+    def _authentication_flags(self) -> None:
+        """The authentication flags of L{kubetwist.authentication.options} (files read and
+        checked now: a bad one is a one-line error)."""
+        from kubetwist.authentication.authnconfig import ConfigError
+        from kubetwist.authentication.options import check_authentication_flags
+
+        self["authentication-token-webhook-cache-ttl"] = parse_duration(
+            str(self["authentication-token-webhook-cache-ttl"]))
+        if not isinstance(self["oidc-required-claim"], dict):
+            self["oidc-required-claim"] = {}
+        try:
+            check_authentication_flags(self)
+        except ConfigError as e:
+            raise usage.UsageError(str(e)) from None
 
     def _service_account_flags(self) -> None:
         """Normalize and check the C{--service-account-*} and C{--api-audiences} flags
@@ -349,6 +473,7 @@ class Options(usage.Options):
         self._admission_flags()
         self._filter_flags()
         o["anonymous-auth"] = str(o["anonymous-auth"]).lower() in ("true", "1")
+        o["service-account-lookup"] = str(o["service-account-lookup"]).lower() in ("true", "1")
         servers = [s.strip() for s in o["etcd-servers"].split(",") if s.strip()]
         for s in servers:
             if not re.match(r"^https?://[^/]+$", s.rstrip("/")):
@@ -383,6 +508,7 @@ class Options(usage.Options):
                 raise usage.UsageError(str(e)) from None
             o["encryption-provider-config"] = os.path.abspath(o["encryption-provider-config"])
         self._service_account_flags()
+        self._authentication_flags()
         o["data-dir"] = os.path.abspath(o["data-dir"])
         o["cert-dir"] = os.path.abspath(o["cert-dir"] or os.path.join(o["data-dir"], "pki"))
         o["write-kubeconfig"] = os.path.abspath(

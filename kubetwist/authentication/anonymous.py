@@ -4,9 +4,13 @@ Anonymous requests: upstream C{k8s.io/apiserver/pkg/authentication/request/anony
 
 kube-apiserver (C{--anonymous-auth=true}) names every request without credentials
 C{system:anonymous}; RBAC's C{system:public-info-viewer} role then lets it read only
-C{/healthz}, C{/livez}, C{/readyz} and C{/version}.  kubetwist authenticates anonymous requests
-only on those paths (upstream's C{AnonymousAuthConfigurableEndpoints} conditions, the paths of
-that role), so every other unauthenticated request gets 401 C{Unauthorized}.
+C{/healthz}, C{/livez}, C{/readyz} and C{/version}.  The running server does exactly that
+(every path, or the C{anonymous.conditions} paths of C{--authentication-config}; none with the
+C{AlwaysAllow} authorizer: L{kubetwist.authentication.options}).  L{ANONYMOUS_ALLOWED_PATHS}
+is the default of L{new_request_authenticator
+<kubetwist.authentication.config.new_request_authenticator>} for callers that give no paths
+(the unit tests' chain): anonymous only on those paths, every other unauthenticated request
+401 C{Unauthorized}.
 """
 
 from __future__ import annotations

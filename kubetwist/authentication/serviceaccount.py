@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -48,6 +49,31 @@ NODE_UID_KEY = "authentication.kubernetes.io/node-uid"
 def make_username(namespace: str, name: str) -> str:
     """Upstream C{MakeUsername}: C{system:serviceaccount:<namespace>:<name>}."""
     return f"{SERVICE_ACCOUNT_USERNAME_PREFIX}{namespace}:{name}"
+
+
+# apimachinery's DNS-1123 label (namespaces) and subdomain (service accounts)
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def split_username(username: str) -> tuple[str, str] | None:
+    """
+    Upstream C{serviceaccount.SplitUsername}: C{(namespace, name)} of
+    C{system:serviceaccount:<namespace>:<name>}, or C{None} when C{username} is not one (wrong
+    prefix, not exactly two parts, a namespace that is no DNS-1123 label of at most 63
+    characters, a name that is no DNS-1123 subdomain of at most 253).
+    """
+    if not username.startswith(SERVICE_ACCOUNT_USERNAME_PREFIX):
+        return None
+    parts = username[len(SERVICE_ACCOUNT_USERNAME_PREFIX):].split(":")
+    if len(parts) != 2:
+        return None
+    namespace, name = parts
+    if len(namespace) > 63 or not _LABEL.match(namespace):
+        return None
+    if len(name) > 253 or not _SUBDOMAIN.match(name):
+        return None
+    return namespace, name
 
 
 def make_group_names(namespace: str) -> list[str]:
@@ -218,18 +244,24 @@ class ServiceAccountTokenAuthenticator:
     C{credential-id} C{["JTI=<jti>"]}, C{node-name}/C{node-uid} when present (the
     authenticated group is added by the chain).
 
-    Differences from upstream: the ServiceAccount (and bound Pod/Secret/Node) are not looked up
-    again, so a token stays valid until it expires even if its ServiceAccount is deleted; legacy
-    Secret-based tokens (C{iss} C{kubernetes/serviceaccount}) are not accepted.
+    With a C{lookup} (a L{StorageObjectGetter
+    <kubetwist.authentication.serviceaccount_lookup.StorageObjectGetter>}; kube-apiserver's
+    default, C{--service-account-lookup=true}) the ServiceAccount and the bound Secret, Pod or
+    Node must still exist with the claimed uids (upstream's validator); legacy Secret-based
+    tokens (C{iss} C{kubernetes/serviceaccount}, no expiry) are accepted after the lookup of
+    their Secret and ServiceAccount (or on their claims alone without a lookup), as upstream.
     """
 
     def __init__(self, issuers: Sequence[str], public_keys: Iterable[Any],
-                 implicit_audiences: Sequence[str], clock: Any) -> None:
+                 implicit_audiences: Sequence[str], clock: Any, lookup: Any = None) -> None:
         """
         @param issuers: C{--service-account-issuer} values (the first one signs).
         @param implicit_audiences: C{--api-audiences}.
         @param clock: C{IReactorTime}.
+        @param lookup: a C{StorageObjectGetter}, or C{None} (no lookups: the claims alone
+            decide, as upstream with C{--service-account-lookup=false}).
         """
+        self.lookup = lookup
         self.issuers = list(issuers)
         self.keys = [(k, signing_algorithm(k)) for k in public_keys]
         self.implicit_audiences = list(implicit_audiences)
@@ -242,9 +274,57 @@ class ServiceAccountTokenAuthenticator:
             L{AuthenticationError} for a token of our issuer that fails: no key verifies it,
             audience mismatch (C{token audiences ["x"] is invalid for the target audiences
             [...]}), C{service account token has expired}, C{service account token is not
-            valid yet}, or malformed claims.
+            valid yet}, or malformed claims; with a lookup also for a deleted or replaced
+            ServiceAccount, Secret, Pod or Node (see
+            L{kubetwist.authentication.serviceaccount_lookup}).
         """
-        return defer.maybeDeferred(self.verify_token, token)
+        try:
+            verified = self._verify(token)
+            if verified is None:
+                return defer.succeed(None)
+            payload, legacy = verified
+            if legacy:
+                return defer.ensureDeferred(self._legacy(token, payload))
+            user = self._validate(payload)
+        except AuthenticationError:
+            return defer.fail()
+        if self.lookup is None:
+            return defer.succeed(user)
+        from kubetwist.authentication.serviceaccount_lookup import validate_bound
+
+        d = defer.ensureDeferred(validate_bound(self.lookup, self.clock.seconds(),
+                                                payload["kubernetes.io"]))
+        return d.addCallback(lambda _: user)
+
+    async def _legacy(self, token: str, payload: dict) -> UserInfo:
+        """
+        Upstream C{legacyValidator.Validate}: the claims C{sub},
+        C{kubernetes.io/serviceaccount/namespace}, C{.../secret.name},
+        C{.../service-account.name}, C{.../service-account.uid}, then the lookup.
+
+        @raise AuthenticationError: C{<claim> claim is missing}, C{sub claim is invalid}, or
+            the lookup's reason.
+        """
+        from kubetwist.authentication.serviceaccount_lookup import validate_legacy
+
+        def claim(name: str, what: str) -> str:
+            value = payload.get(f"kubernetes.io/serviceaccount/{name}")
+            if not isinstance(value, str) or not value:
+                raise AuthenticationError(f"{what} claim is missing")
+            return value
+
+        sub = payload.get("sub")
+        if not isinstance(sub, str) or not sub:
+            raise AuthenticationError("sub claim is missing")
+        namespace = claim("namespace", "namespace")
+        secret_name = claim("secret.name", "secretName")
+        sa_name = claim("service-account.name", "serviceAccountName")
+        sa_uid = claim("service-account.uid", "serviceAccountUID")
+        if split_username(sub) != (namespace, sa_name):
+            raise AuthenticationError("sub claim is invalid")
+        if self.lookup is not None:
+            await validate_legacy(self.lookup, token, namespace, secret_name, sa_name, sa_uid)
+        return UserInfo(make_username(namespace, sa_name), sa_uid, make_group_names(namespace))
 
     def verify_token(self, token: str) -> UserInfo | None:
         """
@@ -252,7 +332,25 @@ class ServiceAccountTokenAuthenticator:
 
         @raise AuthenticationError: see L{authenticate_token}.
         """
-        if _unverified_issuer(token) not in self.issuers:
+        verified = self._verify(token)
+        if verified is None:
+            return None
+        if verified[1]:
+            if self.lookup is not None:
+                raise AuthenticationError("legacy service account tokens need the lookup")
+            return _resolve(self._legacy("", verified[0]))
+        return self._validate(verified[0])
+
+    def _verify(self, token: str) -> tuple[dict, bool] | None:
+        """
+        The signature, issuer and audience checks: C{(payload, legacy)}, or C{None} when the
+        token is not a JWT of our issuers (nor a legacy token).
+
+        @raise AuthenticationError: see L{authenticate_token}.
+        """
+        issuer = _unverified_issuer(token)
+        legacy = issuer == LEGACY_ISSUER
+        if issuer not in self.issuers and not legacy:
             return None
         try:
             jwt.get_unverified_header(token)
@@ -274,7 +372,8 @@ class ServiceAccountTokenAuthenticator:
         if payload is None:
             raise AuthenticationError.aggregate(errs) or AuthenticationError(
                 "no keys to verify the token")
-        if payload.get("iss") not in self.issuers:
+        if payload.get("iss") not in self.issuers and not (
+                legacy and payload.get("iss") == LEGACY_ISSUER):
             raise AuthenticationError(f'token issuer "{payload.get("iss")}" is invalid')
         aud = payload.get("aud")
         token_auds = [aud] if isinstance(aud, str) else list(aud or [])
@@ -287,7 +386,7 @@ class ServiceAccountTokenAuthenticator:
             raise AuthenticationError(
                 f"token audiences {_go_quoted(token_auds)} is invalid for the target audiences "
                 f"{_go_quoted(target)}")
-        return self._validate(payload)
+        return payload, legacy
 
     def _validate(self, payload: dict) -> UserInfo:
         now = self.clock.seconds()
@@ -323,6 +422,16 @@ class ServiceAccountTokenAuthenticator:
                 extra[NODE_UID_KEY] = [node["uid"]]
         return UserInfo(make_username(namespace, sa["name"]), sa.get("uid", ""),
                         make_group_names(namespace), extra)
+
+
+def _resolve(coroutine: Any) -> Any:
+    """Run a coroutine that never awaits anything unfinished (no lookup) to its result."""
+    d = defer.ensureDeferred(coroutine)
+    out: list = []
+    d.addBoth(out.append)
+    if isinstance(out[0], Exception) or hasattr(out[0], "raiseException"):
+        out[0].raiseException()
+    return out[0]
 
 
 def _go_quoted(values: Sequence[str]) -> str:
@@ -389,5 +498,6 @@ def openid_configuration(issuer: str, jwks_uri: str, public_keys: Iterable[Any])
 __all__ = [
     "DEFAULT_ISSUER", "ServiceAccountTokenAuthenticator", "TokenGenerator", "claims",
     "jwk", "jwks", "make_group_names", "make_username",
-    "openid_configuration", "signing_algorithm", "unverified_audiences", "unverified_issuer",
+    "openid_configuration", "signing_algorithm", "split_username", "unverified_audiences",
+    "unverified_issuer",
 ]

@@ -15,6 +15,7 @@ from kubetwist.authentication.group import AuthenticatedGroupAdder
 from kubetwist.authentication.tokenfile import TokenFileAuthenticator
 from kubetwist.authentication.union import UnionAuthenticator
 from kubetwist.authentication.user import UserInfo
+from kubetwist.authentication.websocket import ProtocolAuthenticator
 from kubetwist.authentication.x509 import X509Authenticator
 from kubetwist.runtime.errors import StatusError
 from tests.authentication.fakes import FakeRequest, resolved
@@ -94,7 +95,7 @@ class ShapeTests(SynchronousTestCase):
 
     def test_x509_in_chain(self) -> None:
         """With client CAs and tokens: fail-on-error union of (group adder over the union of
-        x509 then bearer) and anonymous."""
+        x509, bearer and WebSocket-protocol tokens) and anonymous."""
         auth = new_request_authenticator(
             client_ca_certs=[ROOT], token_authenticators=[TokenFileAuthenticator({})]
         )
@@ -106,7 +107,8 @@ class ShapeTests(SynchronousTestCase):
         inner = adder.authenticator
         self.assertFalse(inner.fail_on_error)
         self.assertEqual(
-            [type(a) for a in inner.authenticators], [X509Authenticator, BearerTokenAuthenticator]
+            [type(a) for a in inner.authenticators],
+            [X509Authenticator, BearerTokenAuthenticator, ProtocolAuthenticator],
         )
         self.assertEqual(inner.authenticators[0].client_ca_certs, [ROOT])
 
