@@ -86,11 +86,14 @@ class AdmissionChain:
     def for_request(
         self, spec: Any, subresource: str, namespace: str, name: str, user: Any,
         dry_run: bool, options: Optional[dict] = None,
+        annotate: Optional[Callable[[str, str], None]] = None,
     ) -> RequestAdmission:
         """
         Bind the chain to one request on the resource C{spec} (a C{ResourceSpec}) describes.
 
         @param options: the request's Create/Update/DeleteOptions, if any.
+        @param annotate: C{(key, value) -> None}, given the audit annotations the plugins
+            added (L{Attributes.add_annotation}) after each phase, even a refusing one.
         """
 
         def attributes(operation: str, obj: Optional[dict], old: Optional[dict]) -> Attributes:
@@ -100,10 +103,18 @@ class AdmissionChain:
                 obj, old, user, dry_run, options,
             )
 
+        async def run(phase: Any, attrs: Attributes) -> None:
+            try:
+                await phase(attrs)
+            finally:
+                if annotate is not None:
+                    for key, value in attrs.annotations.items():
+                        annotate(key, value)
+
         async def mutate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:
-            await self.admit(attributes(operation, obj, old))
+            await run(self.admit, attributes(operation, obj, old))
 
         async def validate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:
-            await self.validate(attributes(operation, obj, old))
+            await run(self.validate, attributes(operation, obj, old))
 
         return RequestAdmission(mutate=mutate, validate=validate)
