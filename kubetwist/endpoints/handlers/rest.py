@@ -112,7 +112,13 @@ class ResourceHandlers:
         write_object(request, code, obj, out.media)
 
     def _audit_request_object(self, request: Any, obj: dict, subresource: str = "") -> None:
-        """Upstream C{audit.LogRequestObject} of the decoded and defaulted body."""
+        """Upstream C{audit.LogRequestObject} of the decoded and defaulted body (a built-in
+        kind as Go's typed encoder writes it: with C{metadata.creationTimestamp: null})."""
+        if audit_event.context_of(request) is None:
+            return
+        meta = obj.get("metadata")
+        if not self.custom and isinstance(meta, dict) and "creationTimestamp" not in meta:
+            obj = dict(obj, metadata=dict(meta, creationTimestamp=None))
         audit_event.log_request_object(request, obj, self.spec.group, self.spec.version,
                                        self.spec.resource, subresource)
 
