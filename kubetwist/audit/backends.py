@@ -222,7 +222,9 @@ class LogBackend:
         self.sink = sink
         self.format = fmt
         self.mode = mode
-        self.queue: queue.Queue = queue.Queue(maxsize=max(1, buffer_size))
+        # C's SimpleQueue (cheap puts on the reactor thread), bounded by hand
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.buffer_size = max(1, buffer_size)
         self.write_error: Optional[str] = None
         self.thread: Optional[threading.Thread] = None
 
@@ -245,11 +247,10 @@ class LogBackend:
         """Queue the events' lines; never waits.  C{False} (blocking-strict only): not
         stored."""
         for i, ev in enumerate(events):
-            try:
-                self.queue.put_nowait(self.line(ev))
-            except queue.Full:
+            if self.queue.qsize() >= self.buffer_size:
                 handle_plugin_error(self.plugin, "audit buffer queue blocked", events[i:])
                 return self.mode != MODE_BLOCKING_STRICT
+            self.queue.put(self.line(ev))
         return not (self.mode == MODE_BLOCKING_STRICT and self.write_error)
 
     def run(self) -> None:
