@@ -151,10 +151,12 @@ async def main(args: argparse.Namespace) -> None:
                         await get_phase(server, 1.0, args.concurrency, pid)
                         await create_phase(server, 1.0, args.concurrency, pid, names)
                 rows = []
-                for _ in range(args.rounds):
+                for n in range(args.rounds):
                     row = {}
+                    # alternate which server goes first, so order effects cancel out
+                    order = list(servers.items())[::-1 if n % 2 else 1]
                     for verb, phase in (("get", get_phase), ("create", create_phase)):
-                        for name, (server, pid) in servers.items():
+                        for name, (server, pid) in order:
                             extra = (names,) if verb == "create" else ()
                             rate, cpu = await phase(server, args.duration, args.concurrency,
                                                     pid, *extra)
