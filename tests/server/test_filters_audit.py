@@ -207,6 +207,20 @@ class AuditFilterTests(KubeTestCase):
         self.assertEqual(self.backend.events[1]["responseStatus"], {"metadata": {},
                                                                     "code": 200})
 
+    def test_authorizer_error(self):
+        """An authorizer that fails: reason C{internal error}, no decision; the unexpected
+        error is a Panic event."""
+        self.patch(self.chain.authorizer, "authorize",
+                   lambda attributes: defer.fail(RuntimeError("webhook down")))
+        code, _, _ = self.request("GET", "/api/v1/namespaces/default/pods",
+                                  headers={"Authorization": "Bearer jane-token"})
+        self.assertEqual(code, 500)
+        ev = self.backend.events[-1]
+        self.assertEqual(ev["stage"], "Panic")
+        self.assertEqual(ev["annotations"], {"authorization.k8s.io/reason": "internal error"})
+        self.assertEqual(ev["responseStatus"]["message"], "APIServer panic'd: webhook down")
+        self.flushLoggedErrors(RuntimeError)
+
     def test_audit_id_header(self):
         """The client's Audit-ID is the event's auditID."""
         self.request("GET", "/api/v1/namespaces", headers={"Audit-ID": "my-id"})

@@ -47,9 +47,16 @@ def with_authorization(handler: Handler, authorizer: IAuthorizer) -> Handler:
             raise forbidden(attributes, reason)
         return handler(request)
 
+    def authorizer_failed(failure: Any, request: Any) -> Any:
+        # upstream reasonError: the decision is left out
+        audit_event.add_annotation(request, REASON_ANNOTATION, "internal error")
+        return failure
+
     def handle(request: Any) -> Any:
         ctx = context_of(request)
         attributes = Attributes.from_request_info(ctx.user, ctx.request_info)
-        return authorizer.authorize(attributes).addCallback(decided, request, attributes)
+        return authorizer.authorize(attributes).addCallbacks(
+            decided, authorizer_failed, callbackArgs=(request, attributes),
+            errbackArgs=(request,))
 
     return handle
