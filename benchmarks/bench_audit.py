@@ -136,9 +136,12 @@ async def main(args: argparse.Namespace) -> None:
     try:
         with Cluster() as cluster:
             cluster.create_namespace()
-            plain = cluster.server
+            # two servers started alike on the cluster's etcd (the cluster's own, first server
+            # is left idle: it differs from later ones in what its start-up did)
+            plain = KubeAPIProcess(etcd_url=cluster.etcd.url)
             audited = KubeAPIProcess(etcd_url=cluster.etcd.url, extra_args=[
                 f"--audit-policy-file={policy}", f"--audit-log-path={log_path}"])
+            plain.start()
             audited.start()
             try:
                 created = plain.request("POST", f"/api/v1/namespaces/{NAMESPACE}/configmaps",
@@ -167,6 +170,7 @@ async def main(args: argparse.Namespace) -> None:
                           flush=True)
                 log_lines = sum(1 for _ in open(log_path))
             finally:
+                plain.cleanup()
                 audited.cleanup()
     finally:
         shutil.rmtree(work, ignore_errors=True)
