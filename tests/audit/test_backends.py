@@ -14,7 +14,7 @@ import tempfile
 
 from twisted.internet import defer
 from twisted.internet.task import Clock
-from twisted.trial.unittest import SynchronousTestCase
+from twisted.trial.unittest import SynchronousTestCase, TestCase
 
 from kubetwist.audit import backends
 from kubetwist.audit.backends import (
@@ -299,3 +299,63 @@ class WebhookBackendTests(SynchronousTestCase):
         b.process_events([event(1)])
         self.successResultOf(b.shutdown())
         self.assertEqual(len(post.bodies), 1)
+
+
+class KubeconfigPosterTests(TestCase):
+    """L{backends.kubeconfig_poster} against a real local HTTPS listener (kubetwist's own
+    TLS context and generated certificates): the CA is trusted, the client certificate and
+    the token are presented."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+
+    async def test_https_post(self):
+        from twisted.internet import reactor
+        from twisted.internet.endpoints import SSL4ServerEndpoint
+        from twisted.web.resource import Resource
+        from twisted.web.server import Site
+
+        from kubetwist.server.certs import ensure_serving_certs
+        from kubetwist.server.tls import server_context_factory
+
+        certs = ensure_serving_certs(os.path.join(self.dir, "pki"), [], [])
+        seen = []
+
+        class Receiver(Resource):
+            isLeaf = True
+
+            def render_POST(self, request):
+                peer = request.transport.getPeerCertificate()
+                seen.append((request.path, request.getHeader(b"authorization"),
+                             request.getHeader(b"content-type"), request.content.read(),
+                             peer.get_subject().CN if peer is not None else None))
+                return b"{}"
+
+        factory = server_context_factory(certs.cert_file, certs.key_file, [certs.ca_cert_file])
+        port = await SSL4ServerEndpoint(reactor, 0, factory, interface="127.0.0.1").listen(
+            Site(Receiver()))
+        self.addCleanup(port.stopListening)
+        path = os.path.join(self.dir, "webhook.kubeconfig")
+        with open(path, "w") as f:
+            json.dump({
+                "clusters": [{"name": "c", "cluster": {
+                    "server": f"https://127.0.0.1:{port.getHost().port}/events",
+                    "certificate-authority": certs.ca_cert_file}}],
+                "users": [{"name": "u", "user": {
+                    "client-certificate": certs.admin_cert_file,
+                    "client-key": certs.admin_key_file, "token": "t0k"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x"}, f)
+        post = backends.kubeconfig_poster(path, reactor)
+        code, _ = await post(b'{"kind":"EventList"}')
+        self.assertEqual(code, 200)
+        self.assertEqual(seen, [(b"/events", b"Bearer t0k", b"application/json",
+                                 b'{"kind":"EventList"}', "kubernetes-admin")])
+
+    def test_no_server(self):
+        path = os.path.join(self.dir, "k")
+        with open(path, "w") as f:
+            f.write("clusters: []\n")
+        e = self.assertRaises(backends.KubeconfigError, backends.kubeconfig_poster, path, None)
+        self.assertEqual(str(e), "invalid configuration: no server found for cluster")
