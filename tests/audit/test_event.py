@@ -126,6 +126,20 @@ class EventTests(SynchronousTestCase):
         self.assertNotIn("managedFields", ev["responseObject"]["items"][0]["metadata"])
         self.assertIn("managedFields", CM["metadata"])
 
+    def test_huge_response_left_out(self):
+        """A response object over MAX_LOGGED_OBJECT_BYTES is not logged; its status is."""
+        from kubetwist.audit import event
+
+        self.patch(event, "MAX_LOGGED_OBJECT_BYTES", 100)
+        ac = context("RequestResponse")
+        ac.log_response_object(dict(CM, data={"a": "x" * 200}))
+        ac.set_response_code(200)
+        ev = ac.stage_event("ResponseComplete", 1)
+        self.assertNotIn("responseObject", ev)
+        self.assertEqual(ev["responseStatus"], {"metadata": {}, "code": 200})
+        ac.log_response_object(CM)
+        self.assertIn("responseObject", ac.stage_event("ResponseComplete", 1))
+
     def test_status_response(self):
         """A failure Status gives responseStatus its fields (kind/apiVersion left out)."""
         ac = context("Metadata")
