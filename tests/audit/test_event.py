@@ -137,7 +137,7 @@ class EventTests(SynchronousTestCase):
         ev = ac.stage_event("ResponseComplete", 1)
         self.assertNotIn("responseObject", ev)
         self.assertEqual(ev["responseStatus"], {"metadata": {}, "code": 200})
-        ac.log_response_object(CM)
+        ac.log_response_object({"kind": "ConfigMap", "data": {"a": "x" * 50}})
         self.assertIn("responseObject", ac.stage_event("ResponseComplete", 1))
 
     def test_status_response(self):
