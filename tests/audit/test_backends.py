@@ -359,3 +359,24 @@ class KubeconfigPosterTests(TestCase):
             f.write("clusters: []\n")
         e = self.assertRaises(backends.KubeconfigError, backends.kubeconfig_poster, path, None)
         self.assertEqual(str(e), "invalid configuration: no server found for cluster")
+
+
+class UnionBackendTests(SynchronousTestCase):
+    def test_every_backend_gets_the_events(self):
+        """Both backends see each event; one refusing makes the union refuse."""
+        from kubetwist.audit.backends import UnionBackend
+
+        seen = []
+
+        class One:
+            def __init__(self, answer):
+                self.answer = answer
+
+            def process_events(self, events):
+                seen.append((self, [e["auditID"] for e in events]))
+                return self.answer
+
+        a, b = One(True), One(False)
+        self.assertFalse(UnionBackend([a, b]).process_events([event(1)]))
+        self.assertEqual(seen, [(a, ["1"]), (b, ["1"])])
+        self.assertTrue(UnionBackend([a, One(True)]).process_events([event(2)]))

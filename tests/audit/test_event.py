@@ -140,6 +140,14 @@ class EventTests(SynchronousTestCase):
         ac.log_response_object({"kind": "ConfigMap", "data": {"a": "x" * 50}})
         self.assertIn("responseObject", ac.stage_event("ResponseComplete", 1))
 
+    def test_yaml_apply_patch_logged_as_json(self):
+        """An apply patch sent as YAML is logged as the same JSON object."""
+        ac = context("Request", "/api/v1/namespaces/default/configmaps/cm", "PATCH")
+        ac.log_request_patch(b"apiVersion: v1\nkind: ConfigMap\ndata:\n  a: '1'\n")
+        ev = json.loads(encode_event(ac.stage_event("ResponseComplete", 1)))
+        self.assertEqual(ev["requestObject"],
+                         {"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1"}})
+
     def test_status_response(self):
         """A failure Status gives responseStatus its fields (kind/apiVersion left out)."""
         ac = context("Metadata")
