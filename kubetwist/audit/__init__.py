@@ -25,6 +25,7 @@ from kubetwist.audit.backends import (
     UnionBackend,
     WebhookBackend,
     kubeconfig_poster,
+    load_webhook_kubeconfig,
 )
 from kubetwist.audit.policy import Policy, PolicyError, load_policy_file
 
@@ -49,7 +50,8 @@ class AuditConfig:
 def validate_options(o: Any) -> Optional[str]:
     """
     Upstream C{AuditOptions.Validate} and the policy load of C{ApplyTo}: the first problem
-    of the C{--audit-*} flags as one line (C{loading audit policy file: ...}), or L{None}.
+    of the C{--audit-*} flags as one line (C{loading audit policy file: ...},
+    C{initializing audit webhook: invalid configuration: ...}), or L{None}.
     """
     for prefix in ("log", "webhook"):
         mode = o.get(f"audit-{prefix}-mode", "")
@@ -68,6 +70,11 @@ def validate_options(o: Any) -> Optional[str]:
             load_policy_file(o["audit-policy-file"])
         except PolicyError as e:
             return f"loading audit policy file: {e}"
+    if o.get("audit-webhook-config-file"):
+        try:
+            load_webhook_kubeconfig(o["audit-webhook-config-file"])
+        except KubeconfigError as e:
+            return f"initializing audit webhook: {e}"
     return None
 
 

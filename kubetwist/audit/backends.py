@@ -484,33 +484,45 @@ def _data_or_file(entry: dict, key: str, base: str) -> Optional[bytes]:
     return None
 
 
-def kubeconfig_poster(path: str, reactor: Any) -> Callable[[bytes], Any]:
-    """
-    C{body -> Deferred of (code, headers)}: POST to the server of the current context of the
-    kubeconfig at C{path} (C{certificate-authority[-data]},
-    C{client-certificate[-data]}/C{client-key[-data]}, C{token}/C{tokenFile}), as upstream's
-    C{webhook.NewGenericWebhook} (with a 30 s timeout).
+@dataclass
+class WebhookTarget:
+    """Where and how the webhook backend posts (from its kubeconfig).
 
-    @raise KubeconfigError: unreadable file, no cluster, no server.
+    @ivar server: the URL.
+    @ivar trust: a Twisted trust root of the C{certificate-authority}, or L{None} (system).
+    @ivar client_cert: a C{PrivateCertificate} of the client certificate and key, or L{None}.
+    @ivar token: the bearer token, or C{""}.
+    """
+
+    server: str
+    trust: Any = None
+    client_cert: Any = None
+    token: str = ""
+
+
+def load_webhook_kubeconfig(path: str) -> WebhookTarget:
+    """
+    The server of the current context of the kubeconfig at C{path}, with
+    C{certificate-authority[-data]}, C{client-certificate[-data]}/C{client-key[-data]} and
+    C{token}/C{tokenFile} (relative paths from the kubeconfig's folder).
+
+    @raise KubeconfigError: unreadable or malformed file, no server, unusable certificates.
     """
     import yaml
-    from treq.client import HTTPClient
     from twisted.internet import ssl
-    from twisted.web.client import Agent, BrowserLikePolicyForHTTPS
-    from twisted.web.iweb import IPolicyForHTTPS
-    from zope.interface import implementer
 
     try:
         with open(path, "rb") as f:
             doc = yaml.safe_load(f) or {}
     except (OSError, yaml.YAMLError) as e:
         raise KubeconfigError(f"invalid configuration: {e}") from None
+    if not isinstance(doc, dict):
+        raise KubeconfigError("invalid configuration: not a kubeconfig")
     base = os.path.dirname(os.path.abspath(path))
 
     def named(kind: str, name: str) -> dict:
-        items = doc.get(kind) or []
-        for it in items:
-            if not name or it.get("name") == name:
+        for it in doc.get(kind) or []:
+            if isinstance(it, dict) and (not name or it.get("name") == name):
                 return it.get(kind[:-1]) or {}
         return {}
 
@@ -528,23 +540,45 @@ def kubeconfig_poster(path: str, reactor: Any) -> Callable[[bytes], Any]:
         if not token and user.get("tokenFile"):
             with open(user["tokenFile"]) as f:
                 token = f.read().strip()
-    except OSError as e:
+        client_cert = (ssl.PrivateCertificate.loadPEM(cert + b"\n" + key)
+                       if cert and key else None)
+        if ca and not _pem_blocks(ca):
+            raise ValueError("unable to load root certificates: unable to parse bytes as PEM "
+                             "block")
+        trust = (ssl.trustRootFromCertificates(
+            [ssl.Certificate.loadPEM(c) for c in _pem_blocks(ca)]) if ca else None)
+    except Exception as e:  # OSError, binascii.Error, OpenSSL errors
         raise KubeconfigError(f"invalid configuration: {e}") from None
-    client_cert = ssl.PrivateCertificate.loadPEM(cert + b"\n" + key) if cert and key else None
-    trust = (ssl.trustRootFromCertificates([ssl.Certificate.loadPEM(c) for c in _pem_blocks(ca)])
-             if ca else None)
+    return WebhookTarget(server, trust, client_cert, token)
+
+
+def kubeconfig_poster(path: str, reactor: Any) -> Callable[[bytes], Any]:
+    """
+    C{body -> Deferred of (code, headers)}: POST to the webhook of the kubeconfig at C{path}
+    (L{load_webhook_kubeconfig}), as upstream's C{webhook.NewGenericWebhook} (30 s timeout).
+
+    @raise KubeconfigError: see L{load_webhook_kubeconfig}.
+    """
+    from treq.client import HTTPClient
+    from twisted.internet import ssl
+    from twisted.web.client import Agent, BrowserLikePolicyForHTTPS
+    from twisted.web.iweb import IPolicyForHTTPS
+    from zope.interface import implementer
+
+    target = load_webhook_kubeconfig(path)
 
     @implementer(IPolicyForHTTPS)
     class Policy:
         def creatorForNetloc(self, hostname: bytes, port: int) -> Any:
-            return ssl.optionsForClientTLS(hostname.decode(), trustRoot=trust,
-                                           clientCertificate=client_cert)
+            return ssl.optionsForClientTLS(hostname.decode(), trustRoot=target.trust,
+                                           clientCertificate=target.client_cert)
 
+    server = target.server
     client = HTTPClient(Agent(reactor, contextFactory=Policy() if server.startswith("https")
                               else BrowserLikePolicyForHTTPS(), connectTimeout=30))
     headers = {b"Content-Type": [b"application/json"], b"Accept": [b"application/json"]}
-    if token:
-        headers[b"Authorization"] = [b"Bearer " + token.encode()]
+    if target.token:
+        headers[b"Authorization"] = [b"Bearer " + target.token.encode()]
 
     async def post(body: bytes) -> tuple[int, dict]:
         resp = await client.post(server, data=body, headers=headers, timeout=30)

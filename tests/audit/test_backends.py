@@ -360,6 +360,20 @@ class KubeconfigPosterTests(TestCase):
         e = self.assertRaises(backends.KubeconfigError, backends.kubeconfig_poster, path, None)
         self.assertEqual(str(e), "invalid configuration: no server found for cluster")
 
+    def test_bad_flag_is_one_line(self):
+        """A bad --audit-webhook-config-file stops the start with one line."""
+        from kubetwist.audit import validate_options
+
+        path = os.path.join(self.dir, "k")
+        with open(path, "w") as f:
+            json.dump({"clusters": [{"name": "c", "cluster": {
+                "server": "https://127.0.0.1:1", "certificate-authority-data": "bm90IGEgY2VydA=="
+            }}]}, f)
+        problem = validate_options({"audit-webhook-config-file": path})
+        self.assertTrue(problem.startswith("initializing audit webhook: invalid configuration: "),
+                        problem)
+        self.assertNotIn("\n", problem)
+
 
 class UnionBackendTests(SynchronousTestCase):
     def test_every_backend_gets_the_events(self):
