@@ -40,12 +40,16 @@ _GROUPS = [
     ("Admission flags", ["disable-admission-plugins", "enable-admission-plugins"]),
     ("Auditing flags", ["audit-log-batch-buffer-size", "audit-log-compress", "audit-log-format",
                         "audit-log-maxage", "audit-log-maxbackup", "audit-log-maxsize",
-                        "audit-log-mode", "audit-log-path", "audit-policy-file",
+                        "audit-log-mode", "audit-log-path",
+                        "audit-log-truncate-enabled", "audit-log-truncate-max-batch-size",
+                        "audit-log-truncate-max-event-size", "audit-policy-file",
                         "audit-webhook-batch-buffer-size", "audit-webhook-batch-max-size",
                         "audit-webhook-batch-max-wait", "audit-webhook-batch-throttle-burst",
                         "audit-webhook-batch-throttle-enable", "audit-webhook-batch-throttle-qps",
                         "audit-webhook-config-file", "audit-webhook-initial-backoff",
-                        "audit-webhook-mode"]),
+                        "audit-webhook-mode", "audit-webhook-truncate-enabled",
+                        "audit-webhook-truncate-max-batch-size",
+                        "audit-webhook-truncate-max-event-size"]),
     ("Generic flags", ["cors-allowed-origins", "max-requests-inflight",
                        "max-mutating-requests-inflight",
                        "min-request-timeout", "request-timeout", "shutdown-delay-duration"]),
@@ -173,6 +177,16 @@ class Options(usage.Options):
          "using gzip."],
         ["audit-log-batch-buffer-size", None, "10000", "The size of the buffer to store events "
          "before batching and writing."],
+        ["audit-log-truncate-enabled", None, "false", "Whether event and batch truncating is "
+         "enabled."],
+        ["audit-log-truncate-max-batch-size", None, "10485760", "Maximum size of the batch sent "
+         "to the underlying backend. Actual serialized size can be several hundreds of bytes "
+         "greater. If a batch exceeds this limit, it is split into several batches of smaller "
+         "size."],
+        ["audit-log-truncate-max-event-size", None, "102400", "Maximum size of the audit event "
+         "sent to the underlying backend. If the size of an event is greater than this number, "
+         "first request and response are removed, and if this doesn't reduce the size enough, "
+         "event is discarded."],
         ["audit-webhook-config-file", None, "", "Path to a kubeconfig formatted file that defines "
          "the audit webhook configuration."],
         ["audit-webhook-mode", None, "batch", "Strategy for sending audit events. Blocking "
@@ -181,6 +195,16 @@ class Options(usage.Options):
          "blocking-strict."],
         ["audit-webhook-initial-backoff", None, "10s", "The amount of time to wait before "
          "retrying the first failed request."],
+        ["audit-webhook-truncate-enabled", None, "false", "Whether event and batch truncating "
+         "is enabled."],
+        ["audit-webhook-truncate-max-batch-size", None, "10485760", "Maximum size of the batch "
+         "sent to the underlying backend. Actual serialized size can be several hundreds of "
+         "bytes greater. If a batch exceeds this limit, it is split into several batches of "
+         "smaller size."],
+        ["audit-webhook-truncate-max-event-size", None, "102400", "Maximum size of the audit "
+         "event sent to the underlying backend. If the size of an event is greater than this "
+         "number, first request and response are removed, and if this doesn't reduce the size "
+         "enough, event is discarded."],
         ["audit-webhook-batch-buffer-size", None, "10000", "The size of the buffer to store "
          "events before batching and writing. Only used in batch mode."],
         ["audit-webhook-batch-max-size", None, "400", "The maximum size of a batch. Only used in "
@@ -430,7 +454,10 @@ def _audit_flags(o: Options) -> None:
 
     for key in ("audit-log-maxage", "audit-log-maxbackup", "audit-log-maxsize",
                 "audit-log-batch-buffer-size", "audit-webhook-batch-buffer-size",
-                "audit-webhook-batch-max-size", "audit-webhook-batch-throttle-burst"):
+                "audit-webhook-batch-max-size", "audit-webhook-batch-throttle-burst",
+                "audit-log-truncate-max-batch-size", "audit-log-truncate-max-event-size",
+                "audit-webhook-truncate-max-batch-size",
+                "audit-webhook-truncate-max-event-size"):
         try:
             o[key] = int(o[key])
         except (TypeError, ValueError):

@@ -65,15 +65,14 @@ def handle_plugin_error(plugin: str, err: str, events: list) -> None:
 
 # --- the log backend -----------------------------------------------------------------------
 
-#: lumberjack's default C{MaxSize} (megabytes) when C{--audit-log-maxsize} is 0.
-DEFAULT_MAX_SIZE_MB = 100
 _BACKUP_TIME_FORMAT = "%Y-%m-%dT%H-%M-%S"
 
 
 class RotatingFile:
     """
     A file written as C{gopkg.in/natefinch/lumberjack.v2 Logger} writes it: appended to,
-    rotated before a write would take it over C{max_size_mb} megabytes (the old file renamed
+    rotated before a write would take it over C{max_size_mb} megabytes (0: never, a plain
+    appended file, as upstream uses for C{--audit-log-maxsize=0}) (the old file renamed
     to C{<name>-<UTC 2006-01-02T15-04-05.000><ext>} in the same folder), backups beyond
     C{max_backups} or older than C{max_age_days} removed (0: keep), optionally gzipped.
     Used only from the writer thread.
@@ -85,7 +84,7 @@ class RotatingFile:
         import time
 
         self.path = path
-        self.max_bytes = (max_size_mb or DEFAULT_MAX_SIZE_MB) * 1024 * 1024
+        self.max_bytes = max_size_mb * 1024 * 1024 if max_size_mb > 0 else None
         self.max_backups = max_backups
         self.max_age_days = max_age_days
         self.compress = compress
@@ -113,12 +112,12 @@ class RotatingFile:
 
         @raise OSError: the write failed, or C{data} alone is larger than the maximum size
             (C{write length N exceeds maximum file size M})."""
-        if len(data) > self.max_bytes:
+        if self.max_bytes is not None and len(data) > self.max_bytes:
             raise OSError(f"write length {len(data)} exceeds maximum file size "
                           f"{self.max_bytes}")
         if self.file is None:
             self._open()
-        if self.size + len(data) > self.max_bytes:
+        if self.max_bytes is not None and self.size + len(data) > self.max_bytes:
             self.rotate()
         self.file.write(data)
         self.size += len(data)
@@ -442,6 +441,62 @@ def _is_connection_lost(e: Exception) -> bool:
     if isinstance(e, ResponseFailed):
         return True
     return isinstance(e, (ConnectionLost, ConnectionDone))
+
+
+TRUNCATE_PLUGIN = "truncate"
+TRUNCATED_ANNOTATION = "audit.k8s.io/truncated"
+
+
+class TruncatingBackend:
+    """
+    Upstream's C{truncate} plugin (C{--audit-log-truncate-enabled},
+    C{--audit-webhook-truncate-enabled}) in front of a backend: an event of C{Request} level
+    or above whose JSON is over C{max_event_size} bytes loses its request and response objects
+    and gets the annotation C{audit.k8s.io/truncated: "true"}; one still too large is dropped
+    (counted and logged under the plugin C{truncate}); the events are handed on in batches of
+    at most C{max_batch_size} bytes.
+    """
+
+    def __init__(self, delegate: Any, max_event_size: int = 100 * 1024,
+                 max_batch_size: int = 10 * 1024 * 1024) -> None:
+        self.delegate = delegate
+        self.max_event_size = max_event_size
+        self.max_batch_size = max_batch_size
+
+    def process_events(self, events: list[dict]) -> bool:
+        ok = True
+        batch: list[dict] = []
+        batch_size = 0
+        too_large: list[dict] = []
+        for ev in events:
+            size = len(encode_event(ev))
+            if size > self.max_event_size and ev.get("level") in ("Request", "RequestResponse"):
+                ev = {k: v for k, v in ev.items()
+                      if k not in ("requestObject", "responseObject")}
+                annotations = dict(ev.get("annotations") or {})
+                annotations[TRUNCATED_ANNOTATION] = "true"
+                ev["annotations"] = annotations
+                size = len(encode_event(ev))
+            if size > self.max_event_size:
+                too_large.append(ev)
+                continue
+            if batch and batch_size + size > self.max_batch_size:
+                ok = self.delegate.process_events(batch) and ok
+                batch, batch_size = [], 0
+            batch.append(ev)
+            batch_size += size
+        if batch:
+            ok = self.delegate.process_events(batch) and ok
+        if too_large:
+            handle_plugin_error(TRUNCATE_PLUGIN, "event is too large even after truncating",
+                                too_large)
+        return ok
+
+    def run(self) -> None:
+        self.delegate.run()
+
+    def shutdown(self) -> Any:
+        return self.delegate.shutdown()
 
 
 class UnionBackend:

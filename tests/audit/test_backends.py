@@ -81,6 +81,15 @@ class RotationTests(TempDir):
         self.assertEqual(sorted(os.listdir(self.dir)),
                          ["a-2023-11-16T22-13-20.000.log", "a.log"])
 
+    def test_max_size_zero_never_rotates(self):
+        """--audit-log-maxsize=0 (the default): a plain appended file (upstream)."""
+        f = RotatingFile(os.path.join(self.dir, "a.log"))
+        f.write(b"x" * (2 * 1024 * 1024))
+        f.write(b"y")
+        f.close()
+        self.assertEqual(os.listdir(self.dir), ["a.log"])
+        self.assertEqual(os.path.getsize(os.path.join(self.dir, "a.log")), 2 * 1024 * 1024 + 1)
+
     def test_appends_to_existing(self):
         path = os.path.join(self.dir, "a.log")
         with open(path, "wb") as fh:
@@ -394,3 +403,48 @@ class UnionBackendTests(SynchronousTestCase):
         self.assertFalse(UnionBackend([a, b]).process_events([event(1)]))
         self.assertEqual(seen, [(a, ["1"]), (b, ["1"])])
         self.assertTrue(UnionBackend([a, One(True)]).process_events([event(2)]))
+
+
+class TruncatingBackendTests(SynchronousTestCase):
+    def test_truncate_and_batches(self):
+        """Upstream's truncate plugin: a large Request event loses its objects and is
+        annotated; a large Metadata event (nothing to strip) is dropped and counted; batches
+        stay under the byte limit."""
+        from kubetwist.audit.backends import TruncatingBackend
+
+        logged = []
+        self.patch(backends.log, "error", lambda fmt, **kw: logged.append(kw))
+        batches = []
+
+        class Keep:
+            def process_events(self, events):
+                batches.append([e["auditID"] for e in events])
+                return True
+
+        small = len(backends.encode_event(event(1)))
+        big_request = dict(event(2), level="Request", requestObject={"data": "x" * 1000})
+        big_metadata = dict(event(3), userAgent="y" * 1000)
+        t = TruncatingBackend(Keep(), max_event_size=small + 60, max_batch_size=2 * small + 80)
+        self.assertTrue(t.process_events([event(1), big_request, big_metadata, event(4),
+                                          event(5)]))
+        self.assertEqual(batches, [["1", "2"], ["4", "5"]])
+        self.assertEqual(logged[0]["plugin"], "truncate")
+        self.assertEqual(logged[0]["n"], 1)
+
+    def test_truncated_event(self):
+        from kubetwist.audit.backends import TruncatingBackend
+
+        seen = []
+
+        class Keep:
+            def process_events(self, events):
+                seen.extend(events)
+                return True
+
+        ev = dict(event(1), level="RequestResponse", requestObject={"a": "x" * 500},
+                  responseObject={"b": "y" * 500}, annotations={"k": "v"})
+        TruncatingBackend(Keep(), max_event_size=600).process_events([ev])
+        self.assertEqual(seen[0]["annotations"], {"k": "v", "audit.k8s.io/truncated": "true"})
+        self.assertNotIn("requestObject", seen[0])
+        self.assertNotIn("responseObject", seen[0])
+        self.assertIn("requestObject", ev)

@@ -98,9 +98,28 @@ class LoadTests(SynchronousTestCase):
         self.assertEqual(validate_options({"audit-policy-file": path}),
                          f"loading audit policy file: loaded illegal policy with 0 rules: "
                          f"from file {path}")
-        self.assertEqual(validate_options({"audit-log-mode": "fast"}),
+        self.assertEqual(validate_options({"audit-log-path": "/x", "audit-log-mode": "fast"}),
                          'invalid audit log mode fast, allowed modes are '
                          '"batch,blocking,blocking-strict"')
+
+    def test_backend_options_checked_when_on(self):
+        """Upstream checks a backend's options only when the backend is on; several errors
+        are one aggregate."""
+        self.assertIsNone(validate_options({"audit-log-mode": "fast", "audit-log-maxage": -1}))
+        self.assertEqual(
+            validate_options({"audit-log-path": "/x", "audit-log-maxage": -1,
+                              "audit-log-truncate-max-event-size": 0}),
+            "[invalid audit truncate log max event size 0, must be a positive number, "
+            "--audit-log-maxage -1 can't be a negative number]")
+        self.assertEqual(
+            validate_options({"audit-webhook-config-file": "/k",
+                              "audit-webhook-batch-throttle-qps": 0}),
+            "invalid audit batch webhook throttle QPS 0, must be a positive number")
+        self.assertEqual(
+            validate_options({"audit-webhook-config-file": "/k",
+                              "audit-webhook-truncate-max-batch-size": 10}),
+            "invalid audit truncate webhook max batch size 10, must be greater than max event "
+            "size (102400)")
 
 
 POLICY = HEAD + """omitStages: [RequestReceived]
@@ -213,9 +232,9 @@ class FlagTests(SynchronousTestCase):
                          f'"RequestResponse": from file {path}')
 
     def test_bad_values(self):
-        self.assertEqual(self.refused("--audit-log-maxage=-1"),
+        self.assertEqual(self.refused("--audit-log-path=/x", "--audit-log-maxage=-1"),
                          "Error: --audit-log-maxage -1 can't be a negative number")
-        self.assertEqual(self.refused("--audit-log-format=xml"),
+        self.assertEqual(self.refused("--audit-log-path=/x", "--audit-log-format=xml"),
                          'Error: invalid audit log format xml, allowed formats are '
                          '"legacy,json"')
 
