@@ -165,6 +165,11 @@ class KubeAPIService(MultiService):
         # resourceVersion 0 / NotOlderThan and all watches are served from memory
         self.storage = Cacher(self.build_storage(), self.reactor)
         self.authentication.set_storage(self.storage)  # SA lookup, bootstrap tokens
+        from kubetwist.audit import from_options as audit_from_options
+
+        self.audit = audit_from_options(o, self.reactor)
+        if self.audit is not None:
+            self.audit.backend.run()
         parts = assemble(
             self.storage, self.reactor,
             ControlPlaneConfig(
@@ -188,6 +193,7 @@ class KubeAPIService(MultiService):
             service_account_tokens=sa_tokens,
             cors_allowed_origins=o.get("cors-allowed-origins") or [],
             hsts_directives=o.get("strict-transport-security-directives") or [],
+            audit=self.audit,
         )
         self.front, self.kube, self.chain = parts.front, parts.kube, parts.chain
         os.makedirs(os.path.dirname(o["write-kubeconfig"]), exist_ok=True)
@@ -299,6 +305,8 @@ class KubeAPIService(MultiService):
             while self.chain.active and self.reactor.seconds() < deadline:
                 await task.deferLater(self.reactor, 0.05, lambda: None)
         await defer.maybeDeferred(super().stopService)
+        if getattr(self, "audit", None) is not None:
+            await defer.maybeDeferred(self.audit.backend.shutdown)
         if self.storage is not None:
             await self.storage.stop()
         if self._pool is not None:
@@ -320,7 +328,8 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
              version_info: dict, server_address: str, shutdown_check: Any = None,
              max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
              request_timeout: float = 60.0, service_account_tokens: Any = None,
-             cors_allowed_origins: Any = (), hsts_directives: Any = ()) -> Assembled:
+             cors_allowed_origins: Any = (), hsts_directives: Any = (),
+             audit: Any = None) -> Assembled:
     """
     Upstream C{CreateServerChain}: apiextensions-apiserver <- kube-apiserver <- aggregator,
     one admission chain, discovery/health/version/OpenAPI on the front, and the filter chain
@@ -330,6 +339,7 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
         OIDC discovery); its authenticator belongs in C{authenticator}.
     @param cors_allowed_origins: C{--cors-allowed-origins} patterns.
     @param hsts_directives: C{--strict-transport-security-directives}.
+    @param audit: the L{AuditConfig <kubetwist.audit.AuditConfig>} of the C{--audit-*} flags.
     """
     from kubetwist.aggregator.server import Aggregator
     from kubetwist.apiextensions.server import APIExtensionsServer
@@ -373,6 +383,7 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
         max_mutating_requests_inflight=max_mutating_requests_inflight,
         request_timeout=request_timeout,
         cors_allowed_origins=list(cors_allowed_origins), hsts_directives=list(hsts_directives),
+        audit=audit,
     ))
     return Assembled(front, kube, aggregator, apiextensions, chain)
 

@@ -55,6 +55,18 @@ _GROUPS = [
                              "authorization-webhook-config-file",
                              "authorization-webhook-version"]),
     ("Admission flags", ["disable-admission-plugins", "enable-admission-plugins"]),
+    ("Auditing flags", ["audit-log-batch-buffer-size", "audit-log-compress", "audit-log-format",
+                        "audit-log-maxage", "audit-log-maxbackup", "audit-log-maxsize",
+                        "audit-log-mode", "audit-log-path",
+                        "audit-log-truncate-enabled", "audit-log-truncate-max-batch-size",
+                        "audit-log-truncate-max-event-size", "audit-policy-file",
+                        "audit-webhook-batch-buffer-size", "audit-webhook-batch-max-size",
+                        "audit-webhook-batch-max-wait", "audit-webhook-batch-throttle-burst",
+                        "audit-webhook-batch-throttle-enable", "audit-webhook-batch-throttle-qps",
+                        "audit-webhook-config-file", "audit-webhook-initial-backoff",
+                        "audit-webhook-mode", "audit-webhook-truncate-enabled",
+                        "audit-webhook-truncate-max-batch-size",
+                        "audit-webhook-truncate-max-event-size"]),
     ("Generic flags", ["cors-allowed-origins", "max-requests-inflight",
                        "max-mutating-requests-inflight",
                        "min-request-timeout", "request-timeout", "shutdown-delay-duration"]),
@@ -233,6 +245,67 @@ class Options(usage.Options):
          "'authorized' responses from the webhook authorizer."],
         ["authorization-webhook-cache-unauthorized-ttl", None, "30s", "The duration to cache "
          "'unauthorized' responses from the webhook authorizer."],
+        ["audit-policy-file", None, "", "Path to the file that defines the audit policy "
+         "configuration."],
+        ["audit-log-path", None, "", "If set, all requests coming to the apiserver will be "
+         "logged to this file.  '-' means standard out."],
+        ["audit-log-maxage", None, "0", "The maximum number of days to retain old audit log "
+         "files based on the timestamp encoded in their filename."],
+        ["audit-log-maxbackup", None, "0", "The maximum number of old audit log files to retain. "
+         "Setting a value of 0 will mean there's no restriction on the number of files."],
+        ["audit-log-maxsize", None, "0", "The maximum size in megabytes of the audit log file "
+         "before it gets rotated."],
+        ["audit-log-format", None, "json", "Format of saved audits. \"legacy\" indicates 1-line "
+         "text format for each event. \"json\" indicates structured json format. Known formats "
+         "are legacy,json."],
+        ["audit-log-mode", None, "blocking", "Strategy for sending audit events. Blocking "
+         "indicates sending events should block server responses. Batch causes the backend to "
+         "buffer and write events asynchronously. Known modes are batch,blocking,"
+         "blocking-strict. kubetwist: every mode writes from a thread, through a bounded buffer."],
+        ["audit-log-compress", None, "false", "If set, the rotated log files will be compressed "
+         "using gzip."],
+        ["audit-log-batch-buffer-size", None, "10000", "The size of the buffer to store events "
+         "before batching and writing."],
+        ["audit-log-truncate-enabled", None, "false", "Whether event and batch truncating is "
+         "enabled."],
+        ["audit-log-truncate-max-batch-size", None, "10485760", "Maximum size of the batch sent "
+         "to the underlying backend. Actual serialized size can be several hundreds of bytes "
+         "greater. If a batch exceeds this limit, it is split into several batches of smaller "
+         "size."],
+        ["audit-log-truncate-max-event-size", None, "102400", "Maximum size of the audit event "
+         "sent to the underlying backend. If the size of an event is greater than this number, "
+         "first request and response are removed, and if this doesn't reduce the size enough, "
+         "event is discarded."],
+        ["audit-webhook-config-file", None, "", "Path to a kubeconfig formatted file that defines "
+         "the audit webhook configuration."],
+        ["audit-webhook-mode", None, "batch", "Strategy for sending audit events. Blocking "
+         "indicates sending events should block server responses. Batch causes the backend to "
+         "buffer and write events asynchronously. Known modes are batch,blocking,"
+         "blocking-strict."],
+        ["audit-webhook-initial-backoff", None, "10s", "The amount of time to wait before "
+         "retrying the first failed request."],
+        ["audit-webhook-truncate-enabled", None, "false", "Whether event and batch truncating "
+         "is enabled."],
+        ["audit-webhook-truncate-max-batch-size", None, "10485760", "Maximum size of the batch "
+         "sent to the underlying backend. Actual serialized size can be several hundreds of "
+         "bytes greater. If a batch exceeds this limit, it is split into several batches of "
+         "smaller size."],
+        ["audit-webhook-truncate-max-event-size", None, "102400", "Maximum size of the audit "
+         "event sent to the underlying backend. If the size of an event is greater than this "
+         "number, first request and response are removed, and if this doesn't reduce the size "
+         "enough, event is discarded."],
+        ["audit-webhook-batch-buffer-size", None, "10000", "The size of the buffer to store "
+         "events before batching and writing. Only used in batch mode."],
+        ["audit-webhook-batch-max-size", None, "400", "The maximum size of a batch. Only used in "
+         "batch mode."],
+        ["audit-webhook-batch-max-wait", None, "30s", "The amount of time to wait before force "
+         "writing the batch that hadn't reached the max size. Only used in batch mode."],
+        ["audit-webhook-batch-throttle-enable", None, "true", "Whether batching throttling is "
+         "enabled. Only used in batch mode."],
+        ["audit-webhook-batch-throttle-qps", None, "10", "Maximum average number of batches per "
+         "second. Only used in batch mode."],
+        ["audit-webhook-batch-throttle-burst", None, "15", "Maximum number of requests sent at "
+         "the same moment if ThrottleQPS was not utilized before. Only used in batch mode."],
         ["cors-allowed-origins", None, "", "List of allowed origins for CORS, comma separated. "
          "An allowed origin can be a regular expression to support subdomain matching. If this "
          "list is empty CORS will not be enabled."],
@@ -509,10 +582,43 @@ class Options(usage.Options):
             o["encryption-provider-config"] = os.path.abspath(o["encryption-provider-config"])
         self._service_account_flags()
         self._authentication_flags()
+        _audit_flags(self)
         o["data-dir"] = os.path.abspath(o["data-dir"])
         o["cert-dir"] = os.path.abspath(o["cert-dir"] or os.path.join(o["data-dir"], "pki"))
         o["write-kubeconfig"] = os.path.abspath(
             o["write-kubeconfig"] or os.path.join(o["data-dir"], "admin.kubeconfig"))
+
+
+def _audit_flags(o: Options) -> None:
+    """The C{--audit-*} flags (upstream C{AuditOptions.Validate}, and the policy file loaded
+    as C{ApplyTo} loads it): numbers and durations parsed, a bad value or policy file a
+    one-line L{usage.UsageError} (C{loading audit policy file: rules[0].level: Unsupported
+    value: ...: from file p})."""
+    from kubetwist.audit import validate_options
+
+    for key in ("audit-log-maxage", "audit-log-maxbackup", "audit-log-maxsize",
+                "audit-log-batch-buffer-size", "audit-webhook-batch-buffer-size",
+                "audit-webhook-batch-max-size", "audit-webhook-batch-throttle-burst",
+                "audit-log-truncate-max-batch-size", "audit-log-truncate-max-event-size",
+                "audit-webhook-truncate-max-batch-size",
+                "audit-webhook-truncate-max-event-size"):
+        try:
+            o[key] = int(o[key])
+        except (TypeError, ValueError):
+            raise usage.UsageError(f'invalid argument "{o[key]}" for "--{key}" flag: '
+                                   f'strconv.ParseInt: parsing "{o[key]}": invalid syntax'
+                                   ) from None
+    try:
+        o["audit-webhook-batch-throttle-qps"] = float(o["audit-webhook-batch-throttle-qps"])
+    except (TypeError, ValueError):
+        raise usage.UsageError(f'invalid argument "{o["audit-webhook-batch-throttle-qps"]}" '
+                               'for "--audit-webhook-batch-throttle-qps" flag') from None
+    for key in ("audit-webhook-batch-max-wait", "audit-webhook-initial-backoff"):
+        if isinstance(o[key], str):
+            o[key] = parse_duration(o[key])
+    problem = validate_options(o)
+    if problem:
+        raise usage.UsageError(problem)
 
 
 def makeService(options: Options) -> MultiService:

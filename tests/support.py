@@ -129,7 +129,7 @@ class FakeReactorClock(Clock):
 
 def build_chain(clock: Clock, modes=("AlwaysAllow",), max_inflight: int = 400,
                 max_mutating: int = 200, request_timeout: float = 60.0,
-                storage: Any = None, shutdown_check: Any = None) -> dict:
+                storage: Any = None, shutdown_check: Any = None, audit: Any = None) -> dict:
     """Assemble the real server chain (L{kubetwist.app.assemble}) over the Cacher in
     front of C{:memory:} SQLite, as the process runs it; returns its parts."""
     storage = storage or Cacher(SQLiteStorage(clock, ":memory:", threadpool=InlinePool()), clock)
@@ -148,7 +148,7 @@ def build_chain(clock: Clock, modes=("AlwaysAllow",), max_inflight: int = 400,
         version_info={"major": "1", "minor": "32", "gitVersion": "v1.32.0"},
         server_address="192.0.2.10:6443", shutdown_check=shutdown_check,
         max_requests_inflight=max_inflight, max_mutating_requests_inflight=max_mutating,
-        request_timeout=request_timeout, service_account_tokens=sa_tokens,
+        request_timeout=request_timeout, service_account_tokens=sa_tokens, audit=audit,
     )
     return {"storage": storage, "kube": parts.kube, "aggregator": parts.aggregator,
             "apiextensions": parts.apiextensions, "front": parts.front, "chain": parts.chain}
@@ -165,7 +165,8 @@ class KubeTestCase(SynchronousTestCase):
         old = printers.set_clock(self.clock.seconds)
         self.addCleanup(printers.set_clock, old)
         self.shutting_down = False
-        parts = build_chain(self.clock, self.modes, shutdown_check=self._shutdown_check)
+        parts = build_chain(self.clock, self.modes, shutdown_check=self._shutdown_check,
+                            audit=getattr(self, "audit", None))
         self.__dict__.update(parts)
         # start every server's post-start hooks, as the process does once it listens
         for server in self.front.chain():

@@ -86,6 +86,7 @@ class AdmissionChain:
     def for_request(
         self, spec: Any, subresource: str, namespace: str, name: str, user: Any,
         dry_run: bool, options: Optional[dict] = None,
+        annotate: Optional[Callable[[str, str], None]] = None,
     ) -> RequestAdmission:
         """
         Bind the chain to one request on the resource C{spec} (a C{ResourceSpec}) describes.
@@ -94,6 +95,8 @@ class AdmissionChain:
             "UPDATE": UpdateOptions, "DELETE": DeleteOptions}}, each a C{meta.k8s.io/v1}
             object as a dict), if any: a patch holds both C{UPDATE} and C{CREATE} (an apply
             that creates), as upstream's patcher does.
+        @param annotate: C{(key, value) -> None}, given the audit annotations the plugins
+            added (L{Attributes.add_annotation}) after each phase, even a refusing one.
         """
 
         def attributes(operation: str, obj: Optional[dict], old: Optional[dict]) -> Attributes:
@@ -103,10 +106,18 @@ class AdmissionChain:
                 obj, old, user, dry_run, (options or {}).get(operation),
             )
 
+        async def run(phase: Any, attrs: Attributes) -> None:
+            try:
+                await phase(attrs)
+            finally:
+                if annotate is not None:
+                    for key, value in attrs.annotations.items():
+                        annotate(key, value)
+
         async def mutate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:
-            await self.admit(attributes(operation, obj, old))
+            await run(self.admit, attributes(operation, obj, old))
 
         async def validate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:
-            await self.validate(attributes(operation, obj, old))
+            await run(self.validate, attributes(operation, obj, old))
 
         return RequestAdmission(mutate=mutate, validate=validate)

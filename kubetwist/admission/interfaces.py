@@ -79,6 +79,11 @@ class Attributes:
     #: upstream's audit annotations added by plugins (C{key -> value})
     annotations: dict[str, str] = field(default_factory=dict)
 
+    def add_annotation(self, key: str, value: str) -> None:
+        """Upstream C{Attributes.AddAnnotation}: an audit annotation for the request (the
+        first value set for a key stays)."""
+        self.annotations.setdefault(key, value)
+
     @classmethod
     def for_spec(cls, operation: str, spec: Any, subresource: str = "", namespace: str = "",
                  name: str = "", obj: Optional[dict] = None, old: Optional[dict] = None,

@@ -39,6 +39,8 @@ class RequestContext:
     @ivar long_running: a watch or a proxy/log/exec/attach/portforward subresource (exempt
         from the in-flight limit and the timeout).
     @ivar received_at: seconds since the epoch when the chain first saw the request.
+    @ivar audit: the request's L{AuditContext <kubetwist.audit.event.AuditContext>} when its
+        audit level is above C{None}, else L{None}.
     """
 
     request_info: Any = None
@@ -48,6 +50,7 @@ class RequestContext:
     warnings: list[str] = field(default_factory=list)
     long_running: bool = False
     received_at: float = 0.0
+    audit: Any = None
 
 
 class _ContextAliases:

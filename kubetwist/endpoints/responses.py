@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 from twisted.internet.defer import CancelledError, ensureDeferred
 from twisted.logger import Logger
 
+from kubetwist.audit import event as audit_event
 from kubetwist.endpoints import negotiation
 from kubetwist.endpoints.request import context_of
 from kubetwist.runtime import codec, errors
@@ -56,6 +57,7 @@ def write_object(request: Any, code: int, obj: Any, media_type: str = codec.JSON
     asks for pretty output (L{negotiation.is_pretty}); YAML; protobuf where the kind has a
     protobuf definition, else JSON (upstream C{WriteObjectNegotiated}).
     """
+    audit_event.log_response_object(request, obj)
     if media_type == codec.PROTOBUF:
         from kubetwist.runtime import protobuf
 
@@ -114,6 +116,7 @@ def write_status_error(request: Any, err: errors.StatusError) -> None:
         request.setHeader(b"Retry-After", str(retry).encode())
     out = negotiation.negotiate_error(request)
     if out is None:
+        audit_event.log_response_object(request, err.status)
         write_raw_json(request, err.code, err.status)
         return
     write_object(request, err.code, err.status, out.media)

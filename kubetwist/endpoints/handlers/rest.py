@@ -21,6 +21,7 @@ from twisted.logger import Logger
 from kubetwist.apimachinery import fieldmanager as fmlib
 from kubetwist.apimachinery import patch as patchlib
 from kubetwist.apimachinery.fieldmanager import typed as fmtyped
+from kubetwist.audit import event as audit_event
 from kubetwist.endpoints import table as tablelib
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.negotiation import Output, check_transform, negotiate
@@ -90,7 +91,8 @@ class ResourceHandlers:
             options = opts.admission_options(_query(request), "CREATE", "UPDATE")
         return self.admission.for_request(
             self.spec, subresource, namespace, name, context_of(request).user, dry,
-            options)
+            options, annotate=_audit_annotator(request),
+        )
 
     def _respond(self, request: Any, code: int, obj: dict, out: Output,
                  convertor_store: Optional[Store] = None) -> None:
@@ -114,6 +116,17 @@ class ResourceHandlers:
                          out.media, out.content_type)
             return
         write_object(request, code, obj, out.media)
+
+    def _audit_request_object(self, request: Any, obj: dict, subresource: str = "") -> None:
+        """Upstream C{audit.LogRequestObject} of the decoded and defaulted body (a built-in
+        kind as Go's typed encoder writes it: with C{metadata.creationTimestamp: null})."""
+        if audit_event.context_of(request) is None:
+            return
+        meta = obj.get("metadata")
+        if not self.custom and isinstance(meta, dict) and "creationTimestamp" not in meta:
+            obj = dict(obj, metadata=dict(meta, creationTimestamp=None))
+        audit_event.log_request_object(request, obj, self.spec.group, self.spec.version,
+                                       self.spec.resource, subresource)
 
     def expect(self) -> decodelib.Expect:
         """The kind this resource's bodies must be (L{kubetwist.runtime.decode.Expect})."""
@@ -418,6 +431,7 @@ class ResourceHandlers:
                                      "CreateOptions")
         obj = self.decode_object(request, read_body(request))
         self._default(self.store, obj)
+        self._audit_request_object(request, obj)
         warnings = list(self.store.strategy.warnings(obj))
         if list(self.spec.verbs or ()) != ["create"]:
             # create-only virtual resources (reviews, bindings) answer without managedFields
@@ -441,6 +455,7 @@ class ResourceHandlers:
                                      "UpdateOptions")
         obj = self.decode_object(request, read_body(request))
         self._default(store, obj)
+        self._audit_request_object(request, obj, subresource)
         warnings = list(store.strategy.warnings(obj))
         fm, manager = self.field_manager(subresource), self.manager_name(request)
 
@@ -470,6 +485,7 @@ class ResourceHandlers:
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""),
                                      opts.bool_param(q, "force"), is_apply)
         body = read_body(request)
+        audit_event.log_request_patch(request, body)
         if isinstance(store, ScaleREST):
             return await self._patch_scale(request, namespace, name, store, out, dry, ctype,
                                            body)
@@ -662,6 +678,7 @@ class ResourceHandlers:
         out = self.negotiate(request)
         dry = opts.dry_run(q)
         body = _optional_body(request)
+        _audit_delete_options(request, body)
         delete_opts = opts.delete_options(q, body)
         admission = self._admission(request, namespace, name, "", dry,
                                     {"DELETE": _delete_options_object(delete_opts)})
@@ -676,6 +693,7 @@ class ResourceHandlers:
         out = self.negotiate(request)
         dry = opts.dry_run(q)
         body = _optional_body(request)
+        _audit_delete_options(request, body)
         delete_opts = opts.delete_options(q, body)
         list_opts = opts.list_options(q, self.store.strategy)
         admission = self._admission(request, namespace, "", "", dry,
@@ -855,6 +873,29 @@ def _add_warnings(request: Any, texts: list[str]) -> None:
 def _warnings_so_far(request: Any) -> list[str]:
     """Warnings already collected for this request (decoding adds some, e.g. unknown fields)."""
     return list(context_of(request).warnings)
+
+
+#: C{metav1.DeleteOptions}' fields in Go's order.
+_DELETE_OPTIONS_FIELDS = ("gracePeriodSeconds", "preconditions", "orphanDependents",
+                          "propagationPolicy", "dryRun",
+                          "ignoreStoreReadErrorWithClusterBreakingPotential")
+
+
+def _audit_annotator(request: Any) -> Any:
+    """The admission chain's C{annotate}: admission annotations become audit annotations."""
+    if audit_event.context_of(request) is None:
+        return None
+    return lambda key, value: audit_event.add_annotation(request, key, value)
+
+
+def _audit_delete_options(request: Any, body: Optional[dict]) -> None:
+    """Upstream's delete handlers log a sent C{DeleteOptions} body as the audit
+    C{requestObject}, in the internal version (C{meta.k8s.io/__internal})."""
+    if body is None or audit_event.context_of(request) is None:
+        return
+    logged = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/__internal"}
+    logged.update((k, body[k]) for k in _DELETE_OPTIONS_FIELDS if body.get(k) is not None)
+    audit_event.log_request_object(request, logged)
 
 
 def _decode_patch(body: bytes) -> Any:

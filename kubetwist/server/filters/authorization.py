@@ -6,7 +6,8 @@ The request's L{Attributes <kubetwist.authorization.authorizer.Attributes>} (fro
 C{context.user} and C{context.request_info}) go to the authorizer (an L{IAuthorizer
 <kubetwist.authorization.authorizer.IAuthorizer>}); anything but ALLOW is 403 C{Forbidden} with
 upstream's message (C{pods is forbidden: User "jane" cannot list resource "pods" in API group
-"" in the namespace "default": <reason>}).
+"" in the namespace "default": <reason>}).  The decision and reason are audit annotations
+(C{authorization.k8s.io/decision}: C{allow} or C{forbid}, C{authorization.k8s.io/reason}).
 """
 
 from __future__ import annotations
@@ -14,10 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 from kubetwist import authorization
+from kubetwist.audit import event as audit_event
 from kubetwist.authorization.authorizer import ALLOW, Attributes, IAuthorizer
 from kubetwist.runtime import errors
 from kubetwist.server.filters.base import Handler
 from kubetwist.server.filters.context import context_of
+
+#: upstream C{decisionAnnotationKey} and C{reasonAnnotationKey}
+DECISION_ANNOTATION = "authorization.k8s.io/decision"
+REASON_ANNOTATION = "authorization.k8s.io/reason"
 
 
 def forbidden(attributes: Attributes, reason: str) -> errors.StatusError:
@@ -52,6 +58,9 @@ def with_authorization(handler: Handler, authorizer: IAuthorizer) -> Handler:
 
     def decided(result: tuple, request: Any, attributes: Attributes) -> Any:
         decision, reason = result[0], result[1]
+        audit_event.add_annotation(request, DECISION_ANNOTATION,
+                                   "allow" if decision == ALLOW else "forbid")
+        audit_event.add_annotation(request, REASON_ANNOTATION, reason or "")
         if decision != ALLOW:
             if len(result) > 2 and result[2]:
                 # an evaluation error without an allow (a failed webhook): upstream's
@@ -61,9 +70,16 @@ def with_authorization(handler: Handler, authorizer: IAuthorizer) -> Handler:
             raise forbidden(attributes, reason)
         return handler(request)
 
+    def authorizer_failed(failure: Any, request: Any) -> Any:
+        # upstream reasonError: the decision is left out
+        audit_event.add_annotation(request, REASON_ANNOTATION, "internal error")
+        return failure
+
     def handle(request: Any) -> Any:
         ctx = context_of(request)
         attributes = Attributes.from_request_info(ctx.user, ctx.request_info)
-        return authorizer.authorize(attributes).addCallback(decided, request, attributes)
+        return authorizer.authorize(attributes).addCallbacks(
+            decided, authorizer_failed, callbackArgs=(request, attributes),
+            errbackArgs=(request,))
 
     return handle

@@ -20,7 +20,11 @@ from typing import Any, Optional
 
 from twisted.web.resource import Resource
 
-from kubetwist.server.filters.audit import with_audit, with_audit_init
+from kubetwist.server.filters.audit import (
+    with_audit,
+    with_audit_init,
+    with_failed_authentication_audit,
+)
 from kubetwist.server.filters.authentication import with_authentication
 from kubetwist.server.filters.authorization import with_authorization
 from kubetwist.server.filters.base import FrontResource, resource_handler
@@ -48,7 +52,8 @@ class HandlerChainConfig:
     @ivar request_timeout: C{--request-timeout}, seconds.
     @ivar cors_allowed_origins: C{--cors-allowed-origins} (none: no CORS filter).
     @ivar hsts_directives: C{--strict-transport-security-directives} (none: no HSTS filter).
-    @ivar audit_backend: the audit backend (not built yet: L{None}).
+    @ivar audit: the L{AuditConfig <kubetwist.audit.AuditConfig>} (policy and backend) of the
+        C{--audit-*} flags, or L{None} (no auditing).
     """
 
     clock: Any
@@ -59,7 +64,7 @@ class HandlerChainConfig:
     request_timeout: float = 60.0
     cors_allowed_origins: list[str] = field(default_factory=list)
     hsts_directives: list[str] = field(default_factory=list)
-    audit_backend: Optional[Any] = None
+    audit: Optional[Any] = None
     #: the L{APIServerMetrics <kubetwist.server.metrics.APIServerMetrics>} the requests are
     #: counted in, or L{None}
     metrics: Optional[Any] = None
@@ -123,8 +128,9 @@ def build_handler_chain(api_handler: Resource, config: HandlerChainConfig) -> Ha
     handler = with_authorization(handler, config.authorizer)
     handler = inflight.wrap(handler)
     handler = with_impersonation(handler, config.authorizer)
-    handler = with_audit(handler, config.audit_backend)
-    handler = with_authentication(handler, config.authenticator)
+    handler = with_audit(handler, config.audit)
+    handler = with_failed_authentication_audit(
+        with_authentication(handler, config.authenticator), config.audit)
     if config.cors_allowed_origins:
         handler = with_cors(handler, config.cors_allowed_origins)
     handler = with_timeout(handler, config.clock, config.request_timeout)
