@@ -168,6 +168,7 @@ class KubeAPIService(MultiService):
                 advertise_address=advertise, secure_port=o["secure-port"],
                 root_ca_pem=ca_pem, min_request_timeout=o["min-request-timeout"],
                 admission_plugins=o.get("admission-plugins"),
+                enable_priority_and_fairness=o.get("enable-priority-and-fairness", True),
             ),
             authenticator=authenticator,
             authorizer=authorization.from_modes(
@@ -358,12 +359,21 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
         HealthCheck("etcd-readiness", storage_health_check(storage, "etcd-readiness")))
     if shutdown_check is not None:
         front.readiness_checks.append(HealthCheck("shutdown", shutdown_check))
+    flow_control = None
+    if getattr(config, "enable_priority_and_fairness", True):
+        from kubetwist.apis.flowcontrol.controller import new_config_controller
+
+        flow_control = new_config_controller(
+            clock, max_requests_inflight + max_mutating_requests_inflight)
+        if kube.apf_status is not None:
+            kube.apf_status.consumer = flow_control
     chain = build_handler_chain(front.director(), HandlerChainConfig(
         clock=clock, authenticator=authenticator, authorizer=authorizer,
         max_requests_inflight=max_requests_inflight,
         max_mutating_requests_inflight=max_mutating_requests_inflight,
         request_timeout=request_timeout,
         cors_allowed_origins=list(cors_allowed_origins), hsts_directives=list(hsts_directives),
+        flow_control=flow_control,
     ))
     return Assembled(front, kube, aggregator, apiextensions, chain)
 

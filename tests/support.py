@@ -129,7 +129,8 @@ class FakeReactorClock(Clock):
 
 def build_chain(clock: Clock, modes=("AlwaysAllow",), max_inflight: int = 400,
                 max_mutating: int = 200, request_timeout: float = 60.0,
-                storage: Any = None, shutdown_check: Any = None) -> dict:
+                storage: Any = None, shutdown_check: Any = None,
+                priority_and_fairness: bool = True) -> dict:
     """Assemble the real server chain (L{kubetwist.app.assemble}) over the Cacher in
     front of C{:memory:} SQLite, as the process runs it; returns its parts."""
     storage = storage or Cacher(SQLiteStorage(clock, ":memory:", threadpool=InlinePool()), clock)
@@ -141,7 +142,8 @@ def build_chain(clock: Clock, modes=("AlwaysAllow",), max_inflight: int = 400,
     sa_tokens = service_account_token_config()
     parts = assemble(
         storage, clock,
-        ControlPlaneConfig(advertise_address="192.0.2.10", root_ca_pem="CA"),
+        ControlPlaneConfig(advertise_address="192.0.2.10", root_ca_pem="CA",
+                           enable_priority_and_fairness=priority_and_fairness),
         authenticator=new_request_authenticator(
             token_authenticators=[tokens, sa_tokens.authenticator(clock)]),
         authorizer=authorization.from_modes(list(modes)),
@@ -158,6 +160,8 @@ class KubeTestCase(SynchronousTestCase):
     """Base class: C{self.request(method, path, body)} against a bootstrapped server."""
 
     modes = ("AlwaysAllow",)
+    #: C{--enable-priority-and-fairness}
+    priority_and_fairness = True
 
     def setUp(self) -> None:
         self.clock = FakeReactorClock()
@@ -165,7 +169,8 @@ class KubeTestCase(SynchronousTestCase):
         old = printers.set_clock(self.clock.seconds)
         self.addCleanup(printers.set_clock, old)
         self.shutting_down = False
-        parts = build_chain(self.clock, self.modes, shutdown_check=self._shutdown_check)
+        parts = build_chain(self.clock, self.modes, shutdown_check=self._shutdown_check,
+                            priority_and_fairness=self.priority_and_fairness)
         self.__dict__.update(parts)
         # start every server's post-start hooks, as the process does once it listens
         for server in self.front.chain():

@@ -1,0 +1,361 @@
+# -*- test-case-name: tests.flowcontrol.test_queueset -*-
+"""
+Fair queuing of one priority level: upstream
+C{k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing/queueset/queueset.go}.
+
+A L{QueueSet} is in one of three modes, as upstream's C{QueuingConfig}:
+
+ - exempt (C{queues < 0}): every request executes at once (counted, never limited);
+ - reject (C{queues == 0}, C{limitResponse.type: Reject}): a request executes at once when
+   its seats fit under the concurrency limit (or nothing executes and it needs more seats
+   than the limit), else it is rejected;
+ - queuing (C{queues > 0}): a request's flow hash is dealt a hand of C{handSize} queues
+   (L{Dealer <kubetwist.flowcontrol.shufflesharding.Dealer>}) and it joins the hand's queue
+   with the least waiting work; it is rejected when every seat is in use and that queue
+   already holds C{queueLengthLimit} requests.  Requests leave the queues by upstream's fair
+   queuing: virtual time C{R} advances at C{min(seats requested, limit) / active queues}
+   seat-seconds per second, and the next request dispatched is the oldest of the queue whose
+   oldest request would finish first in virtual time (C{nextDispatchR + work}), with
+   upstream's round-robin tie-break; a request's work is C{seats * 3ms} (upstream's initial
+   estimated service duration), and a queue is credited back when a request finishes faster.
+
+Every request asks for one seat unless told otherwise (upstream's width estimation of LISTs
+and mutating requests is not done).  Dispatching a waiting request is announced on the next
+reactor turn (C{clock.callLater(0)}), so that one finished request does not run the next one's
+handler on its own stack.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any, Optional
+
+from twisted.internet.defer import Deferred
+
+from kubetwist.flowcontrol.shufflesharding import Dealer
+
+__all__ = ["ESTIMATED_SERVICE_DURATION", "QueueSet", "QueuingConfig", "Request"]
+
+#: Upstream's initial C{estimatedServiceDuration}, seconds.
+ESTIMATED_SERVICE_DURATION = 0.003
+
+
+class QueuingConfig:
+    """
+    Upstream C{fq.QueuingConfig}.
+
+    @ivar queues: C{-1} exempt, C{0} reject, else the desired number of queues.
+    @ivar hand_size: queues dealt per flow.
+    @ivar queue_length_limit: requests a queue may hold while every seat is busy.
+    """
+
+    def __init__(self, name: str, queues: int = 0, hand_size: int = 0,
+                 queue_length_limit: int = 0) -> None:
+        self.name = name
+        self.queues = queues
+        self.hand_size = hand_size
+        self.queue_length_limit = queue_length_limit
+
+
+class _Queue:
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.waiting: collections.deque[Request] = collections.deque()
+        self.executing: set[Request] = set()
+        self.seats_in_use = 0
+        self.next_dispatch_r = 0.0
+
+    def waiting_work(self) -> float:
+        return sum(r.work for r in self.waiting)
+
+    def waiting_seats(self) -> int:
+        return sum(r.seats for r in self.waiting)
+
+    def empty(self) -> bool:
+        return not self.waiting and not self.executing
+
+
+class Request:
+    """
+    One request admitted to (or waiting in) a L{QueueSet}.
+
+    @ivar state: C{"waiting"}, C{"executing"}, C{"cancelled"} or C{"finished"}.
+    @ivar seats: seats it occupies while executing.
+    @ivar flow_distinguisher: the distinguisher of its flow (C{""} without queues).
+    @ivar fs_name: the name of the FlowSchema that classified it.
+    """
+
+    def __init__(self, qs: "QueueSet", seats: int, fs_name: str, flow_distinguisher: str,
+                 queue: Optional[_Queue], arrival_r: float) -> None:
+        self.qs = qs
+        self.seats = seats
+        self.fs_name = fs_name
+        self.flow_distinguisher = flow_distinguisher
+        self.queue = queue
+        self.arrival_r = arrival_r
+        self.state = "waiting"
+        self.start_time = 0.0
+        self._decision: Optional[Deferred] = None
+        self._decided: Optional[bool] = None
+
+    @property
+    def work(self) -> float:
+        """Upstream C{totalWork}: seat-seconds."""
+        return self.seats * ESTIMATED_SERVICE_DURATION
+
+    @property
+    def executing(self) -> bool:
+        return self.state == "executing"
+
+    def wait(self) -> Deferred:
+        """
+        A Deferred firing C{True} when the request may execute, C{False} when it was
+        cancelled while waiting (L{cancel}); fires on a later reactor turn than the decision.
+        """
+        d: Deferred = Deferred()
+        if self._decided is not None:
+            d.callback(self._decided)
+        else:
+            self._decision = d
+        return d
+
+    def _decide(self, value: bool) -> None:
+        self._decided = value
+        d, self._decision = self._decision, None
+        if d is not None:
+            self.qs.clock.callLater(0, d.callback, value)
+
+    def cancel(self) -> None:
+        """Give up waiting (the queue wait limit passed, or the client went away); a no-op
+        once the request executes.  Upstream counts it rejected."""
+        if self.state != "waiting":
+            return
+        self.qs._cancel(self)
+
+    def finish(self) -> None:
+        """The request's work is done: free its seats and dispatch what fits (idempotent)."""
+        if self.state != "executing":
+            return
+        self.qs._finish(self)
+
+
+class QueueSet:
+    """
+    @param clock: C{IReactorTime}.
+    @param config: the L{QueuingConfig}.
+    @param concurrency_limit: seats (upstream's current concurrency limit of the level).
+    @ivar executing: requests executing; C{seats_in_use}, C{waiting} likewise.
+    @ivar dispatched: requests dispatched so far; C{rejected} (including C{timed_out}),
+        C{timed_out} (cancelled while waiting) likewise.
+    """
+
+    def __init__(self, clock: Any, config: QueuingConfig, concurrency_limit: int) -> None:
+        self.clock = clock
+        self.config = QueuingConfig(config.name)
+        self.concurrency_limit = 0
+        self.dealer: Optional[Dealer] = None
+        self.queues: list[_Queue] = []
+        self.current_r = 0.0
+        self.last_real_time = clock.seconds()
+        self.robin_index = -1
+        self.enqueues = 0
+        self.executing = 0
+        self.seats_in_use = 0
+        self.waiting = 0
+        self.dispatched = 0
+        self.rejected = 0
+        self.timed_out = 0
+        self.configure(config, concurrency_limit)
+
+    # --- configuration ---------------------------------------------------------------------
+    @staticmethod
+    def check_config(config: QueuingConfig) -> Optional[Dealer]:
+        """
+        Upstream C{checkConfig}: the dealer of a queuing config.
+
+        @raise ValueError: the queues and hand size admit no dealer.
+        """
+        if config.queues <= 0:
+            return None
+        return Dealer(config.queues, config.hand_size)
+
+    def configure(self, config: QueuingConfig, concurrency_limit: int) -> None:
+        """
+        Upstream C{setConfiguration}: new queuing parameters and limit; queues are added,
+        never dropped while they hold requests.
+
+        @raise ValueError: see L{check_config}.
+        """
+        dealer = self.check_config(config)
+        self._sync_time()
+        if config.queues > 0:
+            while len(self.queues) < config.queues:
+                self.queues.append(_Queue(len(self.queues)))
+        else:
+            config = QueuingConfig(config.name, config.queues, self.config.hand_size,
+                                   self.config.queue_length_limit)
+        self.config = config
+        self.concurrency_limit = concurrency_limit
+        self.dealer = dealer
+        self._dispatch_as_much_as_possible()
+
+    def is_idle(self) -> bool:
+        """Nothing waits and nothing executes."""
+        return self.waiting == 0 and self.executing == 0
+
+    # --- requests --------------------------------------------------------------------------
+    def start_request(self, hash_value: int = 0, seats: int = 1, fs_name: str = "",
+                      flow_distinguisher: str = "") -> Optional[Request]:
+        """
+        Upstream C{StartRequest}.
+
+        @return: L{None} when rejected; else a L{Request}, executing at once or waiting (see
+            L{Request.wait}).
+        """
+        self._sync_time()
+        if self.config.queues < 1:
+            if not self._can_accommodate(seats):
+                self.rejected += 1
+                return None
+            req = Request(self, seats, fs_name, flow_distinguisher, None, self.current_r)
+            self._start_executing(req)
+            req._decided = True
+            return req
+        queue = self.queues[self._shuffle_shard(hash_value)]
+        req = Request(self, seats, fs_name, flow_distinguisher, queue, self.current_r)
+        if self.seats_in_use >= self.concurrency_limit and \
+                len(queue.waiting) >= self.config.queue_length_limit:
+            self.rejected += 1
+            return None
+        if queue.empty():
+            queue.next_dispatch_r = self.current_r
+        queue.waiting.append(req)
+        self.waiting += 1
+        self._bound_next_dispatch(queue)
+        self._dispatch_as_much_as_possible()
+        return req
+
+    def _shuffle_shard(self, hash_value: int) -> int:
+        """Upstream C{shuffleShardLocked}: the hand's queue with the least waiting work,
+        starting at a rotating offset."""
+        assert self.dealer is not None
+        hand = self.dealer.deal(hash_value)
+        offset = self.enqueues % len(hand)
+        self.enqueues += 1
+        best, best_work = -1, float("inf")
+        for i in range(len(hand)):
+            idx = hand[(offset + i) % len(hand)]
+            work = self.queues[idx].waiting_work()
+            if work < best_work:
+                best, best_work = idx, work
+        return best
+
+    def _can_accommodate(self, seats: int) -> bool:
+        """Upstream C{canAccommodateSeatsLocked}."""
+        if self.config.queues < 0:
+            return True
+        if seats > self.concurrency_limit:
+            return self.executing == 0
+        return self.seats_in_use + seats <= self.concurrency_limit
+
+    def _start_executing(self, req: Request) -> None:
+        req.state = "executing"
+        req.start_time = self.clock.seconds()
+        self.executing += 1
+        self.seats_in_use += req.seats
+        self.dispatched += 1
+        if req.queue is not None:
+            req.queue.executing.add(req)
+            req.queue.seats_in_use += req.seats
+
+    def _dispatch_as_much_as_possible(self) -> None:
+        while self.waiting and self.seats_in_use < self.concurrency_limit and self._dispatch():
+            pass
+
+    def _dispatch(self) -> bool:
+        """Upstream C{dispatchLocked} with C{findDispatchQueueToBoundLocked}."""
+        nq = len(self.queues)
+        best: Optional[_Queue] = None
+        best_finish, best_index = float("inf"), -1
+        for _ in range(nq):
+            self.robin_index = (self.robin_index + 1) % nq
+            queue = self.queues[self.robin_index]
+            if queue.waiting:
+                finish = queue.next_dispatch_r + queue.waiting[0].work
+                if finish < best_finish:
+                    best, best_finish, best_index = queue, finish, self.robin_index
+        if best is None:
+            return False
+        req = best.waiting[0]
+        if not self._can_accommodate(req.seats):
+            return False
+        best.waiting.popleft()
+        self.robin_index = best_index
+        self.waiting -= 1
+        self._start_executing(req)
+        best.next_dispatch_r += req.work
+        self._bound_next_dispatch(best)
+        req._decide(True)
+        return True
+
+    def _bound_next_dispatch(self, queue: _Queue) -> None:
+        """Upstream C{boundNextDispatchLocked}: never before the oldest waiter's arrival."""
+        if queue.waiting and queue.next_dispatch_r < queue.waiting[0].arrival_r:
+            queue.next_dispatch_r = queue.waiting[0].arrival_r
+
+    def _cancel(self, req: Request) -> None:
+        self._sync_time()
+        queue = req.queue
+        assert queue is not None
+        queue.waiting.remove(req)
+        req.state = "cancelled"
+        self.waiting -= 1
+        self.rejected += 1
+        self.timed_out += 1
+        self._bound_next_dispatch(queue)
+        req._decide(False)
+
+    def _finish(self, req: Request) -> None:
+        """Upstream C{finishRequestAndDispatchAsMuchAsPossible}."""
+        self._sync_time()
+        req.state = "finished"
+        self.executing -= 1
+        self.seats_in_use -= req.seats
+        queue = req.queue
+        if queue is not None:
+            queue.executing.discard(req)
+            queue.seats_in_use -= req.seats
+            actual = self.clock.seconds() - req.start_time
+            queue.next_dispatch_r -= req.seats * (ESTIMATED_SERVICE_DURATION - actual)
+            self._bound_next_dispatch(queue)
+            self._remove_queue_if_empty(queue)
+        self._dispatch_as_much_as_possible()
+
+    def _remove_queue_if_empty(self, queue: _Queue) -> None:
+        """Upstream C{removeQueueIfEmptyLocked}: shrink towards fewer desired queues."""
+        if len(self.queues) > self.config.queues and queue.empty() and \
+                queue.index < len(self.queues) and self.queues[queue.index] is queue:
+            del self.queues[queue.index]
+            for q in self.queues[queue.index:]:
+                q.index -= 1
+            if self.robin_index >= queue.index:
+                self.robin_index -= 1
+
+    # --- virtual time ----------------------------------------------------------------------
+    def _sync_time(self) -> None:
+        """Upstream C{syncTimeLocked}: advance C{R} by the ratio times the real time."""
+        now = self.clock.seconds()
+        elapsed = now - self.last_real_time
+        self.last_real_time = now
+        self.current_r += self._virtual_time_ratio() * max(0.0, elapsed)
+
+    def _virtual_time_ratio(self) -> float:
+        """Upstream C{getVirtualTimeRatioLocked}."""
+        active, requested = 0, 0
+        for queue in self.queues:
+            requested += queue.seats_in_use + queue.waiting_seats()
+            if not queue.empty():
+                active += 1
+        if active == 0:
+            return 0.0
+        return min(requested, self.concurrency_limit) / active
