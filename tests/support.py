@@ -3,7 +3,8 @@ KubeTestCase: a whole kubetwist server chain on a fake reactor, driven over HTTP
 
 The chain is the real one (HandlerChain -> aggregator -> kube-apiserver -> apiextensions),
 storage is the embedded SQLite store on C{:memory:} running inline, authentication is the real
-token-file authenticator (tokens C{admin-token} for C{system:masters}, C{jane-token} for a plain
+token-file authenticator (tokens C{admin-token} for C{system:masters}, C{jane-token} (and
+C{bob-token}) for a plain
 user), and time is a L{Clock}.
 """
 
@@ -136,7 +137,7 @@ def build_chain(clock: Clock, modes=("AlwaysAllow",), max_inflight: int = 400,
     storage = storage or Cacher(SQLiteStorage(clock, ":memory:", threadpool=InlinePool()), clock)
     fd, path = tempfile.mkstemp()
     with os.fdopen(fd, "w") as f:
-        f.write("admin-token,admin,1,system:masters\njane-token,jane,2,\n")
+        f.write("admin-token,admin,1,system:masters\njane-token,jane,2,\nbob-token,bob,3,\n")
     tokens = TokenFileAuthenticator.from_file(path)
     os.unlink(path)
     sa_tokens = service_account_token_config()
