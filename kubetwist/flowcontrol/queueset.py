@@ -68,9 +68,6 @@ class _Queue:
     def waiting_work(self) -> float:
         return sum(r.work for r in self.waiting)
 
-    def waiting_seats(self) -> int:
-        return sum(r.seats for r in self.waiting)
-
     def empty(self) -> bool:
         return not self.waiting and not self.executing
 
@@ -165,6 +162,10 @@ class QueueSet:
         self.dispatched = 0
         self.rejected = 0
         self.timed_out = 0
+        # upstream's getVirtualTimeRatioLocked sums over every queue; these totals are kept
+        # as requests move instead
+        self._active_queues = 0
+        self._queued_seats = 0
         self.configure(config, concurrency_limit)
 
     # --- configuration ---------------------------------------------------------------------
@@ -229,8 +230,10 @@ class QueueSet:
             return None
         if queue.empty():
             queue.next_dispatch_r = self.current_r
+            self._active_queues += 1
         queue.waiting.append(req)
         self.waiting += 1
+        self._queued_seats += req.seats
         self._bound_next_dispatch(queue)
         self._dispatch_as_much_as_possible()
         return req
@@ -310,6 +313,9 @@ class QueueSet:
         queue.waiting.remove(req)
         req.state = "cancelled"
         self.waiting -= 1
+        self._queued_seats -= req.seats
+        if queue.empty():
+            self._active_queues -= 1
         self.rejected += 1
         self.timed_out += 1
         self._bound_next_dispatch(queue)
@@ -325,6 +331,9 @@ class QueueSet:
         if queue is not None:
             queue.executing.discard(req)
             queue.seats_in_use -= req.seats
+            self._queued_seats -= req.seats
+            if queue.empty():
+                self._active_queues -= 1
             actual = self.clock.seconds() - req.start_time
             queue.next_dispatch_r -= req.seats * (ESTIMATED_SERVICE_DURATION - actual)
             self._bound_next_dispatch(queue)
@@ -350,12 +359,8 @@ class QueueSet:
         self.current_r += self._virtual_time_ratio() * max(0.0, elapsed)
 
     def _virtual_time_ratio(self) -> float:
-        """Upstream C{getVirtualTimeRatioLocked}."""
-        active, requested = 0, 0
-        for queue in self.queues:
-            requested += queue.seats_in_use + queue.waiting_seats()
-            if not queue.empty():
-                active += 1
-        if active == 0:
+        """Upstream C{getVirtualTimeRatioLocked}: C{min(seats in use or waiting in the queues,
+        limit) / non-empty queues}."""
+        if self._active_queues <= 0:
             return 0.0
-        return min(requested, self.concurrency_limit) / active
+        return min(self._queued_seats, self.concurrency_limit) / self._active_queues

@@ -150,3 +150,33 @@ class QueueSetTests(SynchronousTestCase):
         self.assertTrue(w.executing)
         self.assertEqual(len(qs.queues), 4)
         self.assertRaises(ValueError, qs.configure, QueuingConfig("pl", 4, 5, 5), 2)
+
+    def test_totals_stay_consistent(self) -> None:
+        """The running totals behind the virtual-time ratio equal upstream's sums over the
+        queues, whatever the sequence of arrivals, dispatches, cancels and finishes."""
+        import random
+
+        rng = random.Random(11)
+        qs = self.qs(16, 3, hand=4, length=3)
+        live: list = []
+        for _ in range(2000):
+            op = rng.random()
+            if op < 0.5:
+                r = qs.start_request(hash_value=rng.getrandbits(64), seats=rng.choice([1, 1, 2]))
+                if r is not None:
+                    live.append(r)
+            else:
+                state = "executing" if op < 0.85 else "waiting"
+                pool = [r for r in live if r.state == state]
+                if pool:
+                    r = rng.choice(pool)
+                    live.remove(r)
+                    r.finish() if state == "executing" else r.cancel()
+            self.clock.advance(rng.choice([0, 0.001, 0.01]))
+            active = sum(1 for q in qs.queues if not q.empty())
+            seats = sum(q.seats_in_use + sum(r.seats for r in q.waiting) for q in qs.queues)
+            self.assertEqual((qs._active_queues, qs._queued_seats), (active, seats))
+            self.assertEqual(qs.waiting, sum(len(q.waiting) for q in qs.queues))
+            self.assertLessEqual(qs.seats_in_use, max(qs.concurrency_limit, 2))
+        self.assertGreater(qs.dispatched, 100)
+        self.assertGreater(qs.rejected, 10)
