@@ -22,6 +22,7 @@ from twisted.logger import Logger
 
 from kubetwist.apimachinery.meta import now_rfc3339
 from kubetwist.apis.flowcontrol import bootstrap
+from kubetwist.apis.flowcontrol.fieldmanagers import CONSUMER_MANAGER, field_manager
 from kubetwist.apis.flowcontrol.validation import default_flow_schema, default_priority_level
 from kubetwist.flowcontrol.controller import ConfigController
 from kubetwist.registry.generic.store import ListOptions
@@ -81,6 +82,7 @@ class FlowSchemaStatusController:
         self._dirty = False
         self._watches: list[Any] = []
         self.consumer: Any = None
+        self._field_manager = field_manager("FlowSchema", clock, "status")
 
     async def start(self) -> None:
         """One reconciliation, then follow changes of both kinds (the post-start hook)."""
@@ -177,18 +179,10 @@ class FlowSchemaStatusController:
             if cur is None:
                 raise errors.new_not_found(self.flow_schemas.spec.group,
                                            self.flow_schemas.spec.resource, name)
-            st = cur.get("status")
-            if not isinstance(st, dict):
-                st = cur["status"] = {}
-            conditions = list(st.get("conditions") or [])
-            for i, c in enumerate(conditions):
-                if c.get("type") == "Dangling":
-                    conditions[i] = condition
-                    break
-            else:
-                conditions.append(condition)
-            st["conditions"] = conditions
-            return cur
+            # upstream: a forced server-side apply of the one condition on status
+            applied = {"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+                       "metadata": {"name": name}, "status": {"conditions": [condition]}}
+            return self._field_manager.apply(cur, applied, CONSUMER_MANAGER, True)
 
         try:
             await self.flow_schema_status.update("", name, transform)
