@@ -40,17 +40,29 @@ from twisted.logger import Logger
 
 from kubetwist.flowcontrol.dropped import DroppedRequestsTracker
 from kubetwist.flowcontrol.queueset import QueueSet, QueuingConfig, Request
-from kubetwist.flowcontrol.rules import matches_flow_schema
+from kubetwist.flowcontrol.rules import FlowSchemaMatcher
 
 __all__ = ["Classification", "ConfigController", "PriorityLevelState", "hash_flow_id"]
 
 log = Logger()
 
 
+_FLOW_HASHES: dict[tuple[str, str], int] = {}
+_FLOW_HASH_CACHE_SIZE = 4096
+
+
 def hash_flow_id(fs_name: str, distinguisher: str) -> int:
-    """Upstream C{hashFlowID}: an unsigned 64-bit integer."""
+    """Upstream C{hashFlowID}: an unsigned 64-bit integer (remembered for the flows seen
+    lately)."""
+    key = (fs_name, distinguisher)
+    value = _FLOW_HASHES.get(key)
+    if value is not None:
+        return value
+    if len(_FLOW_HASHES) >= _FLOW_HASH_CACHE_SIZE:
+        _FLOW_HASHES.clear()
     digest = hashlib.sha256(fs_name.encode() + b"\x00" + distinguisher.encode()).digest()
-    return int.from_bytes(digest[:8], "little")
+    value = _FLOW_HASHES[key] = int.from_bytes(digest[:8], "little")
+    return value
 
 
 def _name(obj: dict) -> str:
@@ -171,6 +183,7 @@ class ConfigController:
         self.mandatory_pls = {_name(p): copy.deepcopy(p) for p in mandatory_priority_levels}
         self.mandatory_fss = {_name(f): copy.deepcopy(f) for f in mandatory_flow_schemas}
         self.flow_schemas: list[dict] = []
+        self._matchers: list[FlowSchemaMatcher] = []
         self.priority_levels: dict[str, PriorityLevelState] = {}
         self.dropped = DroppedRequestsTracker(clock)
         self.digest([], [])
@@ -243,6 +256,7 @@ class ConfigController:
             state.queues.configure(state.queues.config, limit)
         self.priority_levels = new
         self.flow_schemas = sequence
+        self._matchers = [FlowSchemaMatcher(fs) for fs in sequence]
         return found
 
     def _level(self, state: Optional[PriorityLevelState], pl: dict,
@@ -261,8 +275,8 @@ class ConfigController:
         @param user: the L{UserInfo <kubetwist.authentication.user.UserInfo>}.
         """
         selected = None
-        for fs in self.flow_schemas:
-            if matches_flow_schema(fs, info, user):
+        for fs, matcher in zip(self.flow_schemas, self._matchers, strict=True):
+            if matcher.matches(info, user):
                 selected = fs
                 break
         if selected is None:

@@ -36,6 +36,9 @@ from kubetwist.flowcontrol.shufflesharding import Dealer
 
 __all__ = ["ESTIMATED_SERVICE_DURATION", "QueueSet", "QueuingConfig", "Request"]
 
+#: Flows whose hands are remembered per queue set (cleared when full).
+_HAND_CACHE_SIZE = 4096
+
 #: Upstream's initial C{estimatedServiceDuration}, seconds.
 ESTIMATED_SERVICE_DURATION = 0.003
 
@@ -64,9 +67,9 @@ class _Queue:
         self.executing: set[Request] = set()
         self.seats_in_use = 0
         self.next_dispatch_r = 0.0
-
-    def waiting_work(self) -> float:
-        return sum(r.work for r in self.waiting)
+        #: the seats of the waiting requests (their work, upstream's
+        #: C{QueueSum().TotalWorkSum}, is this times the estimated service duration)
+        self.waiting_seats = 0
 
     def empty(self) -> bool:
         return not self.waiting and not self.executing
@@ -166,6 +169,8 @@ class QueueSet:
         # as requests move instead
         self._active_queues = 0
         self._queued_seats = 0
+        # the queues holding waiters (upstream scans every queue per dispatch)
+        self._waiting_queues: set[_Queue] = set()
         self.configure(config, concurrency_limit)
 
     # --- configuration ---------------------------------------------------------------------
@@ -198,6 +203,7 @@ class QueueSet:
         self.config = config
         self.concurrency_limit = concurrency_limit
         self.dealer = dealer
+        self._hands: dict[int, list[int]] = {}
         self._dispatch_as_much_as_possible()
 
     def is_idle(self) -> bool:
@@ -232,6 +238,8 @@ class QueueSet:
             queue.next_dispatch_r = self.current_r
             self._active_queues += 1
         queue.waiting.append(req)
+        queue.waiting_seats += req.seats
+        self._waiting_queues.add(queue)
         self.waiting += 1
         self._queued_seats += req.seats
         self._bound_next_dispatch(queue)
@@ -242,15 +250,19 @@ class QueueSet:
         """Upstream C{shuffleShardLocked}: the hand's queue with the least waiting work,
         starting at a rotating offset."""
         assert self.dealer is not None
-        hand = self.dealer.deal(hash_value)
+        hand = self._hands.get(hash_value)
+        if hand is None:
+            if len(self._hands) >= _HAND_CACHE_SIZE:
+                self._hands.clear()
+            hand = self._hands[hash_value] = self.dealer.deal(hash_value)
         offset = self.enqueues % len(hand)
         self.enqueues += 1
-        best, best_work = -1, float("inf")
+        best, best_seats = -1, -1
         for i in range(len(hand)):
             idx = hand[(offset + i) % len(hand)]
-            work = self.queues[idx].waiting_work()
-            if work < best_work:
-                best, best_work = idx, work
+            seats = self.queues[idx].waiting_seats
+            if best < 0 or seats < best_seats:
+                best, best_seats = idx, seats
         return best
 
     def _can_accommodate(self, seats: int) -> bool:
@@ -280,19 +292,23 @@ class QueueSet:
         nq = len(self.queues)
         best: Optional[_Queue] = None
         best_finish, best_index = float("inf"), -1
-        for _ in range(nq):
-            self.robin_index = (self.robin_index + 1) % nq
-            queue = self.queues[self.robin_index]
-            if queue.waiting:
-                finish = queue.next_dispatch_r + queue.waiting[0].work
-                if finish < best_finish:
-                    best, best_finish, best_index = queue, finish, self.robin_index
+        # upstream visits every queue from robinIndex+1 round to robinIndex itself (where
+        # robinIndex ends up), keeping the first strictly smallest finish; only queues with
+        # waiters count, visited in that order
+        start = self.robin_index + 1
+        for queue in sorted(self._waiting_queues, key=lambda q: (q.index - start) % nq):
+            finish = queue.next_dispatch_r + queue.waiting[0].work
+            if finish < best_finish:
+                best, best_finish, best_index = queue, finish, queue.index
         if best is None:
             return False
         req = best.waiting[0]
         if not self._can_accommodate(req.seats):
             return False
         best.waiting.popleft()
+        best.waiting_seats -= req.seats
+        if not best.waiting:
+            self._waiting_queues.discard(best)
         self.robin_index = best_index
         self.waiting -= 1
         self._start_executing(req)
@@ -311,6 +327,9 @@ class QueueSet:
         queue = req.queue
         assert queue is not None
         queue.waiting.remove(req)
+        queue.waiting_seats -= req.seats
+        if not queue.waiting:
+            self._waiting_queues.discard(queue)
         req.state = "cancelled"
         self.waiting -= 1
         self._queued_seats -= req.seats

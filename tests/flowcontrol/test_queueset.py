@@ -177,6 +177,9 @@ class QueueSetTests(SynchronousTestCase):
             seats = sum(q.seats_in_use + sum(r.seats for r in q.waiting) for q in qs.queues)
             self.assertEqual((qs._active_queues, qs._queued_seats), (active, seats))
             self.assertEqual(qs.waiting, sum(len(q.waiting) for q in qs.queues))
+            self.assertEqual(qs._waiting_queues, {q for q in qs.queues if q.waiting})
+            self.assertEqual([q.waiting_seats for q in qs.queues],
+                             [sum(r.seats for r in q.waiting) for q in qs.queues])
             self.assertLessEqual(qs.seats_in_use, max(qs.concurrency_limit, 2))
         self.assertGreater(qs.dispatched, 100)
         self.assertGreater(qs.rejected, 10)

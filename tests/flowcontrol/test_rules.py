@@ -6,7 +6,8 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist.authentication.user import UserInfo
 from kubetwist.endpoints.requestinfo import parse_request_info
-from kubetwist.flowcontrol.rules import matches_flow_schema
+from kubetwist.flowcontrol.rules import FlowSchemaMatcher
+from kubetwist.flowcontrol.rules import matches_flow_schema as reference
 
 JANE = UserInfo("jane", groups=["devs", "system:authenticated"])
 SA = UserInfo("system:serviceaccount:kube-system:robot",
@@ -22,6 +23,14 @@ def fs(subjects: list, resource_rules: list = (), non_resource_rules: list = ())
     if non_resource_rules:
         rule["nonResourceRules"] = list(non_resource_rules)
     return {"spec": {"rules": [rule]}}
+
+
+def matches_flow_schema(flow_schema: dict, request_info, user) -> bool:
+    """The reference matcher and the compiled one, which must agree."""
+    want = reference(flow_schema, request_info, user)
+    if FlowSchemaMatcher(flow_schema).matches(request_info, user) != want:
+        raise AssertionError(f"the compiled matcher disagrees: {flow_schema}")
+    return want
 
 
 def info(method: str, path: str):
