@@ -175,19 +175,23 @@ class RejectTests(APFTestBase):
         self.assertEqual(again.result[0], 200)
 
     def test_watches_take_a_seat_only_to_start(self) -> None:
-        """A watch is classified and admitted like any request, but gives its seat back
-        once started: ten watches pass a 3-seat level; exec-like long-running requests are
-        not classified at all."""
+        """A watch is classified and needs a seat until its stream starts: of ten watches
+        held before they start, three get seats and seven 429; once started they give their
+        seats back while they stream; exec-like long-running requests are not classified."""
         watches = self.send("jane", 10, CONFIGMAPS + "?watch=true")
         low = self.apf.priority_levels["low"].queues
-        self.assertEqual((low.dispatched, low.rejected, low.executing), (10, 0, 0))
-        self.assertEqual(len(self.held), 10)
-        self.release(10)
-        self.assertEqual([p.result for p in watches], [None] * 10)
-        self.assertEqual([p.result for p in self.send("jane", 3)], [None] * 3)
+        self.assertEqual((low.dispatched, low.rejected, low.executing), (3, 7, 3))
+        self.assertEqual([p.result[0] for p in watches if p.result], [429] * 7)
+        self.release(3)
+        self.assertEqual(low.executing, 0)
+        more = self.send("jane", 3, CONFIGMAPS + "?watch=true")
+        self.assertEqual((low.dispatched, low.rejected, low.executing), (6, 7, 3))
+        self.release(3)
+        self.assertEqual([p.result for p in more], [None] * 3)
+        self.assertEqual(low.executing, 0)
         [p] = self.send("jane", 1, "/api/v1/namespaces/default/pods/p/log")
         self.assertIsNone(p.result)
-        self.assertEqual((low.dispatched, low.rejected), (13, 0))
+        self.assertEqual((low.dispatched, low.rejected), (6, 7))
 
     def test_retry_after_grows_under_a_sustained_flood(self) -> None:
         """Upstream's dropped-requests tracker: 3 or more drops within the current

@@ -17,9 +17,9 @@ C{Retry-After} from the dropped-requests tracker (1 to 32 seconds), and the body
 C{Too many requests, please try again later.}.
 
 Long-running requests other than watches (exec, attach, log, proxy, portforward) are not
-classified, as upstream.  A watch is classified and needs a seat to start; it gives the seat
-back as soon as its handler has been called (upstream keeps it until the watch's storage
-initialization signal, which kubetwist's watches do not give).  A client that goes away while
+classified, as upstream.  A watch is classified and holds a seat while it starts: until its
+response begins (the watch handler writes the headers once the storage watch is set up, where
+upstream's storage sends the initialization signal) or ends.  A client that goes away while
 its request waits leaves the queue.
 """
 
@@ -71,12 +71,16 @@ class PriorityAndFairness:
             if getattr(request, "_disconnected", False) or request.finished:
                 req.finish()
                 return None
-            if watch:
-                try:
-                    return handler(request)
-                finally:
-                    req.finish()
             request.notifyFinish().addBoth(lambda _: req.finish())
+            if watch:
+                # the watch is initialized when its handler first writes (the headers, once
+                # the storage watch is set up): the seat is given back then
+                def first_write(data: bytes) -> Any:
+                    request.__dict__.pop("write", None)
+                    req.finish()
+                    return request.write(data)
+
+                request.write = first_write
             try:
                 return handler(request)
             except BaseException:
