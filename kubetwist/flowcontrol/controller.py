@@ -14,11 +14,15 @@ dicts, defaulted as stored) and builds the configuration requests are classified
  - a FlowSchema naming no usable level is dangling and ignored; the others are ordered by
    C{matchingPrecedence}, then name; a missing C{exempt} FlowSchema is imagined in front, a
    missing C{catch-all} at the end;
- - each level's concurrency limit is C{ceil(serverConcurrencyLimit * nominalConcurrencyShares
-   / sum of all shares)} (upstream's nominal limit), where the server's limit is
-   C{--max-requests-inflight + --max-mutating-requests-inflight}.  Upstream then lends and
-   borrows seats between levels by their seat demand (C{lendablePercent},
-   C{borrowingLimitPercent}); kubetwist does not: a level's limit is its nominal one;
+ - each level's nominal limit is C{ceil(serverConcurrencyLimit * nominalConcurrencyShares
+   / sum of all shares)}, where the server's limit is C{--max-requests-inflight +
+   --max-mutating-requests-inflight}; it may lend C{round(nominal * lendablePercent / 100)}
+   seats and borrow C{round(nominal * borrowingLimitPercent / 100)} (the whole server's limit
+   when unset).  A new level starts at C{nominal - lendable / 2}; at every digest and every
+   L{BORROWING_ADJUSTMENT_PERIOD <kubetwist.flowcontrol.borrowing.BORROWING_ADJUSTMENT_PERIOD>}
+   seconds the current limits are recomputed from the levels' seat demand
+   (L{update_borrowing <ConfigController.update_borrowing>}, upstream
+   C{updateBorrowingLocked});
  - a level that disappears while requests wait or execute in it keeps serving them (and
    counts its shares) until it is idle at a later digest (upstream's quiescing).
 
@@ -33,11 +37,18 @@ from __future__ import annotations
 import copy
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from twisted.logger import Logger
 
+from kubetwist.flowcontrol.borrowing import (
+    BORROWING_ADJUSTMENT_PERIOD,
+    AllocationItem,
+    SeatDemandStats,
+    _go_round,
+    compute_concurrency_allocation,
+)
 from kubetwist.flowcontrol.dropped import DroppedRequestsTracker
 from kubetwist.flowcontrol.queueset import QueueSet, QueuingConfig, Request
 from kubetwist.flowcontrol.rules import FlowSchemaMatcher
@@ -99,11 +110,21 @@ def _queuing_config(pl: dict) -> QueuingConfig:
     return config
 
 
+def _commons(pl: dict) -> tuple[int, Optional[int], Optional[int]]:
+    """Upstream C{plSpecCommons}: C{(nominalConcurrencyShares, lendablePercent,
+    borrowingLimitPercent)} (an exempt level never has a borrowing limit)."""
+    spec = pl.get("spec") or {}
+    if spec.get("limited") is not None:
+        part = spec["limited"]
+        return (int(part.get("nominalConcurrencyShares") or 0), part.get("lendablePercent"),
+                part.get("borrowingLimitPercent"))
+    part = spec.get("exempt") or {}
+    return int(part.get("nominalConcurrencyShares") or 0), part.get("lendablePercent"), None
+
+
 def _shares(pl: dict) -> int:
     """Upstream C{plSpecCommons}'s C{nominalConcurrencyShares} (0 when unset)."""
-    spec = pl.get("spec") or {}
-    part = spec.get("limited") if spec.get("limited") is not None else spec.get("exempt")
-    return int((part or {}).get("nominalConcurrencyShares") or 0)
+    return _commons(pl)[0]
 
 
 @dataclass
@@ -113,7 +134,10 @@ class PriorityLevelState:
 
     @ivar pl: the PriorityLevelConfiguration.
     @ivar queues: its L{QueueSet}.
-    @ivar concurrency_limit: seats (the nominal limit).
+    @ivar concurrency_limit: its current limit, seats (upstream C{currentCL}).
+    @ivar nominal_cl: its nominal limit; C{min_cl}, C{max_cl}: what lending and borrowing
+        allow.
+    @ivar seat_demand: the L{SeatDemandStats <kubetwist.flowcontrol.borrowing.SeatDemandStats>}.
     @ivar quiescing: the object is gone; the level only drains.
     """
 
@@ -121,6 +145,11 @@ class PriorityLevelState:
     queues: QueueSet
     concurrency_limit: int = 0
     quiescing: bool = False
+    nominal_cl: int = 0
+    min_cl: int = 0
+    max_cl: int = 0
+    new: bool = True
+    seat_demand: SeatDemandStats = field(default_factory=SeatDemandStats)
 
     @property
     def exempt(self) -> bool:
@@ -186,7 +215,18 @@ class ConfigController:
         self._matchers: list[FlowSchemaMatcher] = []
         self.priority_levels: dict[str, PriorityLevelState] = {}
         self.dropped = DroppedRequestsTracker(clock)
+        self.nominal_cl_sum = 0
         self.digest([], [])
+        self._adjusting = clock.callLater(BORROWING_ADJUSTMENT_PERIOD, self._adjust)
+
+    def _adjust(self) -> None:
+        self._adjusting = self.clock.callLater(BORROWING_ADJUSTMENT_PERIOD, self._adjust)
+        self.update_borrowing()
+
+    def stop(self) -> None:
+        """Stop the periodic borrowing adjustment."""
+        if self._adjusting is not None and self._adjusting.active():
+            self._adjusting.cancel()
 
     def digest(self, priority_levels: list[dict], flow_schemas: list[dict]) -> dict[str, bool]:
         """
@@ -247,17 +287,83 @@ class ConfigController:
                 new[name] = self._level(old.get(name), pl, _queuing_config(pl))
                 share_sum += _shares(pl)
 
+        scl = self.server_concurrency_limit
+        nominal_sum = 0
         for state in new.values():
-            shares = _shares(state.pl)
-            limit = 0
+            shares, lendable_pct, borrowing_pct = _commons(state.pl)
+            nominal = 0
             if share_sum > 0:
-                limit = int(math.ceil(self.server_concurrency_limit * shares / share_sum))
-            state.concurrency_limit = limit
-            state.queues.configure(state.queues.config, limit)
+                nominal = int(math.ceil(scl * shares / share_sum))
+            lendable = _go_round(nominal * lendable_pct / 100) if lendable_pct is not None else 0
+            borrowing = _go_round(nominal * borrowing_pct / 100) if borrowing_pct is not None \
+                else scl
+            state.nominal_cl, state.min_cl = nominal, nominal - lendable
+            state.max_cl = nominal + borrowing
+            if state.new:
+                state.new = False
+                state.seat_demand = SeatDemandStats()
+                state.concurrency_limit = nominal - lendable // 2
+            nominal_sum += nominal
+        self.nominal_cl_sum = nominal_sum
         self.priority_levels = new
         self.flow_schemas = sequence
         self._matchers = [FlowSchemaMatcher(fs) for fs in sequence]
+        self.update_borrowing()
         return found
+
+    def update_borrowing(self) -> None:
+        """
+        Upstream C{updateBorrowingLocked}: each level's current limit from the seat demand
+        seen since the last adjustment (an exempt level keeps what it used, the others share
+        the rest of the nominal limits' sum by their smoothed demand, within their lending
+        and borrowing bounds).
+        """
+        states = self.priority_levels
+        items: list[AllocationItem] = []
+        index: dict[str, int] = {}
+        exempt_cl: dict[str, int] = {}
+        min_cl_sum = min_current_sum = 0
+        remaining = self.nominal_cl_sum
+        for name, state in states.items():
+            state.seat_demand.update(state.queues.seat_demand.reset())
+            hw = state.seat_demand.high_watermark
+            if state.exempt:
+                exempt_cl[name] = max(state.min_cl, hw)
+                remaining -= exempt_cl[name]
+                continue
+            min_current = max(state.min_cl, min(state.nominal_cl, hw))
+            index[name] = len(items)
+            items.append(AllocationItem(max(float(min_current), state.seat_demand.smoothed),
+                                        float(min_current), float(state.max_cl)))
+            min_cl_sum += state.min_cl
+            min_current_sum += min_current
+        if not items:
+            return
+        allocs: list[float] = []
+        share_frac = 0.0
+        if remaining <= min_cl_sum:
+            pass
+        elif remaining <= min_current_sum:
+            share_frac = (remaining - min_cl_sum) / (min_current_sum - min_cl_sum)
+        else:
+            try:
+                allocs, _ = compute_concurrency_allocation(self.nominal_cl_sum, items)
+            except ValueError as e:
+                log.error("Unable to derive new concurrency limits: {err}", err=str(e))
+                allocs = [float(states[n].concurrency_limit) for n in index]
+        for name, state in states.items():
+            if name in exempt_cl:
+                current = exempt_cl[name]
+            elif remaining <= min_cl_sum:
+                current = state.min_cl
+            elif remaining <= min_current_sum:
+                min_current = max(state.min_cl, min(state.nominal_cl,
+                                                    state.seat_demand.high_watermark))
+                current = state.min_cl + _go_round((min_current - state.min_cl) * share_frac)
+            else:
+                current = _go_round(allocs[index[name]])
+            state.concurrency_limit = current
+            state.queues.configure(state.queues.config, current)
 
     def _level(self, state: Optional[PriorityLevelState], pl: dict,
                qcfg: QueuingConfig) -> PriorityLevelState:

@@ -32,6 +32,7 @@ from typing import Any, Optional
 
 from twisted.internet.defer import Deferred
 
+from kubetwist.flowcontrol.borrowing import Integrator
 from kubetwist.flowcontrol.shufflesharding import Dealer
 
 __all__ = ["ESTIMATED_SERVICE_DURATION", "QueueSet", "QueuingConfig", "Request"]
@@ -171,6 +172,9 @@ class QueueSet:
         self._queued_seats = 0
         # the queues holding waiters (upstream scans every queue per dispatch)
         self._waiting_queues: set[_Queue] = set()
+        self.seats_waiting = 0
+        #: seats executing plus seats waiting, over time (the input of seat borrowing)
+        self.seat_demand = Integrator(clock)
         self.configure(config, concurrency_limit)
 
     # --- configuration ---------------------------------------------------------------------
@@ -205,6 +209,7 @@ class QueueSet:
         self.dealer = dealer
         self._hands: dict[int, list[int]] = {}
         self._dispatch_as_much_as_possible()
+        self._note_demand()
 
     def is_idle(self) -> bool:
         """Nothing waits and nothing executes."""
@@ -227,6 +232,7 @@ class QueueSet:
             req = Request(self, seats, fs_name, flow_distinguisher, None, self.current_r)
             self._start_executing(req)
             req._decided = True
+            self._note_demand()
             return req
         queue = self.queues[self._shuffle_shard(hash_value)]
         req = Request(self, seats, fs_name, flow_distinguisher, queue, self.current_r)
@@ -241,9 +247,11 @@ class QueueSet:
         queue.waiting_seats += req.seats
         self._waiting_queues.add(queue)
         self.waiting += 1
+        self.seats_waiting += req.seats
         self._queued_seats += req.seats
         self._bound_next_dispatch(queue)
         self._dispatch_as_much_as_possible()
+        self._note_demand()
         return req
 
     def _shuffle_shard(self, hash_value: int) -> int:
@@ -311,6 +319,7 @@ class QueueSet:
             self._waiting_queues.discard(best)
         self.robin_index = best_index
         self.waiting -= 1
+        self.seats_waiting -= req.seats
         self._start_executing(req)
         best.next_dispatch_r += req.work
         self._bound_next_dispatch(best)
@@ -332,12 +341,14 @@ class QueueSet:
             self._waiting_queues.discard(queue)
         req.state = "cancelled"
         self.waiting -= 1
+        self.seats_waiting -= req.seats
         self._queued_seats -= req.seats
         if queue.empty():
             self._active_queues -= 1
         self.rejected += 1
         self.timed_out += 1
         self._bound_next_dispatch(queue)
+        self._note_demand()
         req._decide(False)
 
     def _finish(self, req: Request) -> None:
@@ -358,6 +369,10 @@ class QueueSet:
             self._bound_next_dispatch(queue)
             self._remove_queue_if_empty(queue)
         self._dispatch_as_much_as_possible()
+        self._note_demand()
+
+    def _note_demand(self) -> None:
+        self.seat_demand.set(float(self.seats_in_use + self.seats_waiting))
 
     def _remove_queue_if_empty(self, queue: _Queue) -> None:
         """Upstream C{removeQueueIfEmptyLocked}: shrink towards fewer desired queues."""

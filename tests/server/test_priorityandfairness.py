@@ -21,7 +21,7 @@ def priority_level(name: str, response: dict, shares: int = 1) -> dict:
             "kind": "PriorityLevelConfiguration", "metadata": {"name": name},
             "spec": {"type": "Limited",
                      "limited": {"nominalConcurrencyShares": shares, "lendablePercent": 0,
-                                 "limitResponse": response}}}
+                                 "borrowingLimitPercent": 0, "limitResponse": response}}}
 
 
 def flow_schema(name: str, level: str, user: str, precedence: int = 100) -> dict:
@@ -121,16 +121,21 @@ class ClassificationTests(APFTestBase):
                          [self.uid("flowschemas", "probes")])
 
     def test_bootstrap_levels_digested(self) -> None:
-        """The producer's objects reach the dispatcher: the nominal limits of 600 seats
-        (--max-requests-inflight 400 + --max-mutating-requests-inflight 200) by shares."""
+        """The producer's objects reach the dispatcher with kube-apiserver v1.32's limits for
+        600 seats (--max-requests-inflight 400 + --max-mutating-requests-inflight 200): the
+        nominal, lower and upper limits, and the current limits of an idle server after
+        borrowing (as its apiserver_flowcontrol_*_limit_seats metrics show)."""
         self.clock.advance(0)
-        limits = {name: state.concurrency_limit
-                  for name, state in self.apf.priority_levels.items()}
-        # shares: catch-all 5, exempt 0, system 30, node-high 40, leader-election 10,
-        # workload-high 40, workload-low 100, global-default 20 (sum 245)
-        self.assertEqual(limits, {"catch-all": 13, "exempt": 0, "system": 74, "node-high": 98,
-                                  "leader-election": 25, "workload-high": 98,
-                                  "workload-low": 245, "global-default": 49})
+        levels = self.apf.priority_levels
+        self.assertEqual({n: (s.nominal_cl, s.min_cl, s.max_cl) for n, s in levels.items()}, {
+            "catch-all": (13, 13, 613), "exempt": (0, 0, 600), "global-default": (49, 24, 649),
+            "leader-election": (25, 25, 625), "node-high": (98, 73, 698),
+            "system": (74, 50, 674), "workload-high": (98, 49, 698),
+            "workload-low": (245, 24, 845)})
+        self.clock.advance(10)
+        self.assertEqual({n: s.concurrency_limit for n, s in levels.items() if n != "exempt"}, {
+            "catch-all": 30, "global-default": 56, "leader-election": 58, "node-high": 170,
+            "system": 117, "workload-high": 114, "workload-low": 56})
         self.assertEqual([(f["metadata"]["name"], f["spec"]["matchingPrecedence"])
                           for f in self.apf.flow_schemas][:3],
                          [("exempt", 1), ("probes", 2), ("system-leader-election", 100)])
