@@ -178,6 +178,7 @@ class KubeAPIService(MultiService):
                 advertise_address=advertise, secure_port=o["secure-port"],
                 root_ca_pem=ca_pem, min_request_timeout=o["min-request-timeout"],
                 admission_plugins=o.get("admission-plugins"),
+                enable_priority_and_fairness=o.get("enable-priority-and-fairness", True),
             ),
             authenticator=authenticator,
             authorizer=authorization_options.build_authorizer(
@@ -377,6 +378,14 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
 
     metrics = APIServerMetrics(clock)
     install_metrics_route(front, metrics)
+    flow_control = None
+    if getattr(config, "enable_priority_and_fairness", True):
+        from kubetwist.apis.flowcontrol.controller import new_config_controller
+
+        flow_control = new_config_controller(
+            clock, max_requests_inflight + max_mutating_requests_inflight)
+        if kube.apf_status is not None:
+            kube.apf_status.consumer = flow_control
     chain = build_handler_chain(front.director(), HandlerChainConfig(
         clock=clock, authenticator=authenticator, authorizer=authorizer, metrics=metrics,
         max_requests_inflight=max_requests_inflight,
@@ -384,6 +393,7 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
         request_timeout=request_timeout,
         cors_allowed_origins=list(cors_allowed_origins), hsts_directives=list(hsts_directives),
         audit=audit,
+        flow_control=flow_control,
     ))
     return Assembled(front, kube, aggregator, apiextensions, chain)
 

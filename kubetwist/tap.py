@@ -67,7 +67,8 @@ _GROUPS = [
                         "audit-webhook-mode", "audit-webhook-truncate-enabled",
                         "audit-webhook-truncate-max-batch-size",
                         "audit-webhook-truncate-max-event-size"]),
-    ("Generic flags", ["cors-allowed-origins", "max-requests-inflight",
+    ("Generic flags", ["cors-allowed-origins", "enable-priority-and-fairness",
+                       "max-requests-inflight",
                        "max-mutating-requests-inflight",
                        "min-request-timeout", "request-timeout", "shutdown-delay-duration"]),
     ("Misc flags", ["service-cluster-ip-range", "service-node-port-range"]),
@@ -312,6 +313,9 @@ class Options(usage.Options):
         ["strict-transport-security-directives", None, "", "List of directives for HSTS, comma "
          "separated. If this list is empty, then HSTS directives will not be added. Example: "
          "'max-age=31536000,includeSubDomains,preload'"],
+        ["enable-priority-and-fairness", None, "true", "If true, replace the max-in-flight "
+         "handler with an enhanced one that queues and dispatches with priority and "
+         "fairness"],
         ["max-requests-inflight", None, "400", "The maximum number of non-mutating requests in "
          "flight at a given time. 0: no limit."],
         ["max-mutating-requests-inflight", None, "200", "The maximum number of mutating requests "
@@ -471,6 +475,24 @@ class Options(usage.Options):
         o["cors-allowed-origins"], o["strict-transport-security-directives"] = \
             origins, directives
 
+    def _priority_and_fairness_flags(self) -> None:
+        """C{--enable-priority-and-fairness} (Go's C{ParseBool}) and upstream
+        C{BuildPriorityAndFairness}'s check of the two in-flight limits."""
+        o = self
+        value = str(o["enable-priority-and-fairness"])
+        if value not in ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE",
+                         "false", "False"):
+            raise usage.UsageError(f'invalid argument "{value}" for '
+                                   f'"--enable-priority-and-fairness" flag: strconv.ParseBool: '
+                                   f'parsing "{value}": invalid syntax')
+        o["enable-priority-and-fairness"] = value in ("1", "t", "T", "TRUE", "true", "True")
+        if o["enable-priority-and-fairness"] and \
+                o["max-requests-inflight"] + o["max-mutating-requests-inflight"] <= 0:
+            raise usage.UsageError(
+                f"invalid configuration: MaxRequestsInFlight={o['max-requests-inflight']} and "
+                f"MaxMutatingRequestsInFlight={o['max-mutating-requests-inflight']}; they must "
+                f"add up to something positive")
+
     def parseOptions(self, options: Optional[list[str]] = None) -> None:
         """
         Parse and validate; a bad flag or value prints one line (C{Error: ...}, as
@@ -547,6 +569,7 @@ class Options(usage.Options):
         self._filter_flags()
         o["anonymous-auth"] = str(o["anonymous-auth"]).lower() in ("true", "1")
         o["service-account-lookup"] = str(o["service-account-lookup"]).lower() in ("true", "1")
+        self._priority_and_fairness_flags()
         servers = [s.strip() for s in o["etcd-servers"].split(",") if s.strip()]
         for s in servers:
             if not re.match(r"^https?://[^/]+$", s.rstrip("/")):

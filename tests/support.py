@@ -3,7 +3,8 @@ KubeTestCase: a whole kubetwist server chain on a fake reactor, driven over HTTP
 
 The chain is the real one (HandlerChain -> aggregator -> kube-apiserver -> apiextensions),
 storage is the embedded SQLite store on C{:memory:} running inline, authentication is the real
-token-file authenticator (tokens C{admin-token} for C{system:masters}, C{jane-token} for a plain
+token-file authenticator (tokens C{admin-token} for C{system:masters}, C{jane-token} (and
+C{bob-token}) for a plain
 user), and time is a L{Clock}.
 """
 
@@ -129,19 +130,21 @@ class FakeReactorClock(Clock):
 
 def build_chain(clock: Clock, modes=("AlwaysAllow",), max_inflight: int = 400,
                 max_mutating: int = 200, request_timeout: float = 60.0,
-                storage: Any = None, shutdown_check: Any = None, audit: Any = None) -> dict:
+                storage: Any = None, shutdown_check: Any = None, audit: Any = None,
+                priority_and_fairness: bool = True) -> dict:
     """Assemble the real server chain (L{kubetwist.app.assemble}) over the Cacher in
     front of C{:memory:} SQLite, as the process runs it; returns its parts."""
     storage = storage or Cacher(SQLiteStorage(clock, ":memory:", threadpool=InlinePool()), clock)
     fd, path = tempfile.mkstemp()
     with os.fdopen(fd, "w") as f:
-        f.write("admin-token,admin,1,system:masters\njane-token,jane,2,\n")
+        f.write("admin-token,admin,1,system:masters\njane-token,jane,2,\nbob-token,bob,3,\n")
     tokens = TokenFileAuthenticator.from_file(path)
     os.unlink(path)
     sa_tokens = service_account_token_config()
     parts = assemble(
         storage, clock,
-        ControlPlaneConfig(advertise_address="192.0.2.10", root_ca_pem="CA"),
+        ControlPlaneConfig(advertise_address="192.0.2.10", root_ca_pem="CA",
+                           enable_priority_and_fairness=priority_and_fairness),
         authenticator=new_request_authenticator(
             token_authenticators=[tokens, sa_tokens.authenticator(clock)]),
         authorizer=authorization.from_modes(list(modes)),
@@ -158,6 +161,8 @@ class KubeTestCase(SynchronousTestCase):
     """Base class: C{self.request(method, path, body)} against a bootstrapped server."""
 
     modes = ("AlwaysAllow",)
+    #: C{--enable-priority-and-fairness}
+    priority_and_fairness = True
 
     def setUp(self) -> None:
         self.clock = FakeReactorClock()
@@ -166,7 +171,8 @@ class KubeTestCase(SynchronousTestCase):
         self.addCleanup(printers.set_clock, old)
         self.shutting_down = False
         parts = build_chain(self.clock, self.modes, shutdown_check=self._shutdown_check,
-                            audit=getattr(self, "audit", None))
+                            audit=getattr(self, "audit", None),
+                            priority_and_fairness=self.priority_and_fairness)
         self.__dict__.update(parts)
         # start every server's post-start hooks, as the process does once it listens
         for server in self.front.chain():

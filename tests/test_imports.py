@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"endpoints"},
     {"apis"},
     {"registry"},
-    {"admission", "authentication", "authorization", "audit"},
+    {"admission", "authentication", "authorization", "audit", "flowcontrol"},
     {"storage"},
     {"apimachinery", "cel"},
     {"runtime"},

@@ -45,6 +45,25 @@ class OptionsTests(SynchronousTestCase):
         self.assertIn("etcd-servers", self.refused("--etcd-servers=localhost:2379"))
         self.assertIn("duration", self.refused("--request-timeout=soon"))
 
+    def test_enable_priority_and_fairness(self):
+        """--enable-priority-and-fairness: true by default, Go's boolean spellings, and the
+        two in-flight limits must leave it some seats (upstream BuildPriorityAndFairness)."""
+        self.assertIs(self.parse()["enable-priority-and-fairness"], True)
+        self.assertIs(self.parse("--enable-priority-and-fairness=false")[
+            "enable-priority-and-fairness"], False)
+        self.assertIs(self.parse("--enable-priority-and-fairness=T")[
+            "enable-priority-and-fairness"], True)
+        self.assertEqual(self.refused("--enable-priority-and-fairness=maybe"),
+                         'Error: invalid argument "maybe" for "--enable-priority-and-fairness" '
+                         'flag: strconv.ParseBool: parsing "maybe": invalid syntax')
+        self.assertEqual(self.refused("--max-requests-inflight=0",
+                                      "--max-mutating-requests-inflight=0"),
+                         "Error: invalid configuration: MaxRequestsInFlight=0 and "
+                         "MaxMutatingRequestsInFlight=0; they must add up to something positive")
+        o = self.parse("--max-requests-inflight=0", "--max-mutating-requests-inflight=0",
+                       "--enable-priority-and-fairness=false")
+        self.assertEqual(o["max-requests-inflight"], 0)
+
     def test_durations(self):
         """Go durations parse into seconds."""
         self.assertEqual(parse_duration("1m0s"), 60.0)
@@ -59,3 +78,4 @@ class OptionsTests(SynchronousTestCase):
                       "Authorization flags:", "Generic flags:", "kubetwist flags:"):
             self.assertIn(title, text)
         self.assertLess(text.index("--etcd-servers"), text.index("--secure-port"))
+

@@ -52,6 +52,8 @@ class ControlPlaneConfig:
     @ivar root_ca_pem: the CA clients should trust (C{kube-root-ca.crt}).
     @ivar admission_plugins: the enabled admission plugin names, in order (L{None}: upstream's
         default set, L{kubetwist.admission.registry.default_enabled_plugins}).
+    @ivar enable_priority_and_fairness: C{--enable-priority-and-fairness} (off: no config
+        consumer, so no FlowSchema status, as upstream).
     """
 
     service_cidr: str = "10.0.0.0/24"
@@ -61,6 +63,11 @@ class ControlPlaneConfig:
     root_ca_pem: str = ""
     min_request_timeout: int = 1800
     admission_plugins: Optional[list[str]] = None
+    enable_priority_and_fairness: bool = True
+
+
+async def _nothing() -> None:
+    """A post-start hook with nothing to do in kubetwist."""
 
 
 async def _list_items(store: Any) -> list[dict]:
@@ -214,7 +221,7 @@ class KubeAPIServer:
                                         self.bootstrap_flowcontrol)
         self.apf_status = None
         flow_schemas = self.stores.get(("flowcontrol.apiserver.k8s.io", "flowschemas"))
-        if flow_schemas is not None:
+        if flow_schemas is not None and config.enable_priority_and_fairness:
             from kubetwist.apis.flowcontrol.controller import FlowSchemaStatusController
             from kubetwist.apis.flowcontrol.register import STRATEGIES as fc_strategies
 
@@ -224,6 +231,8 @@ class KubeAPIServer:
                 clock)
             self.server.add_post_start_hook("priority-and-fairness-config-consumer",
                                             self.apf_status.start)
+            # upstream's starts the watermark maintenance (metrics kubetwist does not keep)
+            self.server.add_post_start_hook("priority-and-fairness-filter", _nothing)
 
     def namespaced_stores(self) -> list[Store]:
         """Every namespaced Store of the chain, events last (as upstream deletes them last)."""

@@ -378,6 +378,29 @@ class DanglingTests(KubeTestCase):
             "message": 'This FlowSchema references the PriorityLevelConfiguration object named '
                        '"global-default" and it exists'})
 
+    def test_managed_fields_as_upstream(self) -> None:
+        """The producer's writes are Updates and the consumer's condition a status Apply, under
+        upstream's manager names (the entries kube-apiserver v1.32 shows)."""
+        code, body, _ = self.request("GET", BASE + "/flowschemas/global-default")
+        entries = [(e["manager"], e["operation"], e.get("subresource"))
+                   for e in body["metadata"]["managedFields"]]
+        self.assertEqual(entries, [
+            ("api-priority-and-fairness-config-consumer-v1", "Apply", "status"),
+            ("api-priority-and-fairness-config-producer-v1", "Update", None)])
+        self.assertEqual(body["metadata"]["managedFields"][0]["fieldsV1"], {"f:status": {
+            "f:conditions": {'k:{"type":"Dangling"}': {
+                ".": {}, "f:lastTransitionTime": {}, "f:message": {}, "f:reason": {},
+                "f:status": {}, "f:type": {}}}}})
+        code, body, _ = self.request("GET", BASE + "/prioritylevelconfigurations/global-default")
+        [entry] = body["metadata"]["managedFields"]
+        self.assertEqual(entry["fieldsV1"], {
+            "f:metadata": {"f:annotations": {".": {}, "f:apf.kubernetes.io/autoupdate-spec": {}}},
+            "f:spec": {"f:limited": {".": {}, "f:lendablePercent": {}, "f:limitResponse": {
+                ".": {}, "f:queuing": {".": {}, "f:handSize": {}, "f:queueLengthLimit": {},
+                                      "f:queues": {}}, "f:type": {}},
+                "f:nominalConcurrencyShares": {}}, "f:type": {}}})
+        self.assertEqual(body["status"], {})
+
     def test_follows_changes(self) -> None:
         """A schema naming a missing level turns Dangling True, then False once it exists."""
         fs = flow_schema("orphan", priorityLevelConfiguration={"name": "later"})

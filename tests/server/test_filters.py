@@ -57,14 +57,21 @@ class AlwaysDenyTests(KubeTestCase):
 
 
 class InflightTests(KubeTestCase):
+    priority_and_fairness = False
+
     def test_over_the_limit_is_429(self):
-        """Past --max-requests-inflight, a request is 429 with Retry-After: 1."""
+        """Past --max-requests-inflight, a request is 429 with Retry-After: 1 and upstream's
+        plain-text answer (http.Error, not a Status)."""
+        self.assertIsNone(self.chain.priority_and_fairness)
         self.chain.inflight.max_readonly = 1
         self.chain.inflight.inflight_readonly = 1
-        code, st, resp = self.request("GET", "/api/v1/namespaces")
-        self.assertEqual((code, st["reason"]), (429, "TooManyRequests"))
+        code, body, resp = self.request("GET", "/api/v1/namespaces")
+        self.assertEqual((code, body), (429, "Too many requests, please try again later.\n"))
         self.assertEqual(resp.headers.getRawHeaders("Retry-After"), ["1"])
-        self.assertEqual(st["details"], {"retryAfterSeconds": 1})
+        self.assertEqual(resp.headers.getRawHeaders("Content-Type"),
+                         ["text/plain; charset=utf-8"])
+        self.assertEqual(resp.headers.getRawHeaders("X-Content-Type-Options"), ["nosniff"])
+        self.assertIsNone(resp.headers.getRawHeaders("X-Kubernetes-PF-FlowSchema-UID"))
 
     def test_counters_return_to_zero(self):
         """Finished requests release their in-flight slot."""

@@ -6,8 +6,11 @@ by the post-start hook C{priority-and-fairness-config-consumer}.
 
 Every FlowSchema carries a C{Dangling} condition saying whether the PriorityLevelConfiguration
 it names exists (C{False}/C{Found} or C{True}/C{NotFound}); this controller keeps it so,
-following both kinds through storage watches.  Request dispatching by priority level (queues,
-seats, borrowing) is not done: kubetwist limits requests only by the in-flight limits.
+following both kinds through storage watches.  With API Priority and Fairness on, each pass
+also hands both kinds to the request dispatcher, a L{ConfigController
+<kubetwist.flowcontrol.controller.ConfigController>} (L{new_config_controller}; the
+controller's C{consumer}), which decides what dangles: a FlowSchema whose level is missing or
+unusable.
 """
 
 from __future__ import annotations
@@ -18,12 +21,34 @@ from twisted.internet.defer import Deferred, ensureDeferred
 from twisted.logger import Logger
 
 from kubetwist.apimachinery.meta import now_rfc3339
+from kubetwist.apis.flowcontrol import bootstrap
+from kubetwist.apis.flowcontrol.fieldmanagers import CONSUMER_MANAGER, field_manager
+from kubetwist.apis.flowcontrol.validation import default_flow_schema, default_priority_level
+from kubetwist.flowcontrol.controller import ConfigController
 from kubetwist.registry.generic.store import ListOptions
 from kubetwist.runtime import errors
 
-__all__ = ["FlowSchemaStatusController", "dangling_condition"]
+__all__ = ["FlowSchemaStatusController", "dangling_condition", "new_config_controller"]
 
 log = Logger()
+
+
+def new_config_controller(clock: Any, server_concurrency_limit: int) -> ConfigController:
+    """
+    The request dispatcher of API Priority and Fairness, imagining the defaulted mandatory
+    objects while they are missing.
+
+    @param server_concurrency_limit: C{--max-requests-inflight} plus
+        C{--max-mutating-requests-inflight}.
+    @raise ValueError: the limit is not positive.
+    """
+    pls = bootstrap.mandatory_priority_levels()
+    fss = bootstrap.mandatory_flow_schemas()
+    for pl in pls:
+        default_priority_level(pl)
+    for fs in fss:
+        default_flow_schema(fs)
+    return ConfigController(clock, server_concurrency_limit, pls, fss)
 
 
 def dangling_condition(pl_name: str, exists: bool) -> tuple[str, str, str]:
@@ -42,6 +67,8 @@ class FlowSchemaStatusController:
     @param flow_schema_status: its C{status} subresource store (status writes keep the spec).
     @param priority_levels: the PriorityLevelConfiguration store.
     @param clock: C{IReactorTime}: C{lastTransitionTime}, and the scheduling of passes.
+    @ivar consumer: the L{ConfigController <kubetwist.flowcontrol.controller.ConfigController>}
+        fed with both kinds on every pass, or L{None} (API Priority and Fairness off).
     """
 
     def __init__(self, flow_schemas: Any, flow_schema_status: Any, priority_levels: Any,
@@ -54,6 +81,8 @@ class FlowSchemaStatusController:
         self._running: Deferred | None = None
         self._dirty = False
         self._watches: list[Any] = []
+        self.consumer: Any = None
+        self._field_manager = field_manager("FlowSchema", clock, "status")
 
     async def start(self) -> None:
         """One reconciliation, then follow changes of both kinds (the post-start hook)."""
@@ -128,11 +157,14 @@ class FlowSchemaStatusController:
         """Write the C{Dangling} condition of every FlowSchema whose condition differs (the
         transition time is not compared)."""
         existing = {(pl.get("metadata") or {}).get("name") for pl in priority_levels}
+        found: dict[str, bool] = {}
+        if self.consumer is not None:
+            found = self.consumer.digest(priority_levels, flow_schemas)
         for fs in flow_schemas:
             name = (fs.get("metadata") or {}).get("name") or ""
             pl_name = ((fs.get("spec") or {}).get("priorityLevelConfiguration") or {}).get(
                 "name") or ""
-            desired = dangling_condition(pl_name, pl_name in existing)
+            desired = dangling_condition(pl_name, found.get(name, pl_name in existing))
             if _current(fs) == desired:
                 continue
             await self._write(name, pl_name, desired)
@@ -147,18 +179,10 @@ class FlowSchemaStatusController:
             if cur is None:
                 raise errors.new_not_found(self.flow_schemas.spec.group,
                                            self.flow_schemas.spec.resource, name)
-            st = cur.get("status")
-            if not isinstance(st, dict):
-                st = cur["status"] = {}
-            conditions = list(st.get("conditions") or [])
-            for i, c in enumerate(conditions):
-                if c.get("type") == "Dangling":
-                    conditions[i] = condition
-                    break
-            else:
-                conditions.append(condition)
-            st["conditions"] = conditions
-            return cur
+            # upstream: a forced server-side apply of the one condition on status
+            applied = {"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+                       "metadata": {"name": name}, "status": {"conditions": [condition]}}
+            return self._field_manager.apply(cur, applied, CONSUMER_MANAGER, True)
 
         try:
             await self.flow_schema_status.update("", name, transform)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubetwist.apis.flowcontrol import bootstrap
+from kubetwist.apis.flowcontrol.fieldmanagers import PRODUCER_MANAGER, field_manager
 from kubetwist.apis.flowcontrol.validation import (
     default_flow_schema,
     default_priority_level,
@@ -83,8 +84,11 @@ def _spec_changed(kind: str, wanted: dict, current: dict, default: Callable[[dic
 
 async def _ensure_one(store: Any, wanted: dict, mandatory: bool,
                       default: Callable[[dict], None]) -> None:
-    """Upstream C{ensureConfiguration} of one bootstrap object."""
+    """Upstream C{ensureConfiguration} of one bootstrap object (written as upstream's field
+    manager C{api-priority-and-fairness-config-producer-v1}, when the store has a clock)."""
     name = wanted["metadata"]["name"]
+    clock = getattr(store, "clock", None)
+    fm = field_manager(wanted["kind"], clock) if clock is not None else None
     try:
         current = await store.get("", name)
     except errors.StatusError as e:
@@ -92,6 +96,8 @@ async def _ensure_one(store: Any, wanted: dict, mandatory: bool,
             raise
         obj = copy.deepcopy(wanted)
         default(obj)
+        if fm is not None:
+            obj = fm.update(None, obj, PRODUCER_MANAGER)
         try:
             await store.create("", obj)
         except errors.StatusError as e2:
@@ -107,6 +113,7 @@ async def _ensure_one(store: Any, wanted: dict, mandatory: bool,
     async def transform(cur: dict | None) -> dict:
         if cur is None:
             raise errors.new_not_found(store.spec.group, store.spec.resource, name)
+        live = copy.deepcopy(cur) if fm is not None else None
         if update_annotation:
             meta = cur.setdefault("metadata", {})
             anns = meta.get("annotations") or {}
@@ -117,6 +124,8 @@ async def _ensure_one(store: Any, wanted: dict, mandatory: bool,
             obj = {"spec": spec}
             default(obj)
             cur["spec"] = obj["spec"]
+        if fm is not None:
+            return fm.update(live, cur, PRODUCER_MANAGER)
         return cur
 
     await store.update("", name, transform)

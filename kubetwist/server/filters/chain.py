@@ -8,7 +8,7 @@ Outermost first, as a request meets them:
 
     audit init -> panic recovery -> request info -> HSTS -> warning recorder -> wait group
     -> timeout -> CORS -> authentication -> audit -> impersonation
-    -> max-in-flight (in place of priority and fairness) -> authorization -> the server
+    -> priority and fairness (or max-in-flight when it is off) -> authorization -> the server
 
 A new filter is one module with a C{with_x(handler, ...)} function and one line here.
 """
@@ -32,6 +32,7 @@ from kubetwist.server.filters.cors import with_cors
 from kubetwist.server.filters.hsts import with_hsts
 from kubetwist.server.filters.impersonation import with_impersonation
 from kubetwist.server.filters.maxinflight import MaxInFlight
+from kubetwist.server.filters.priorityandfairness import PriorityAndFairness
 from kubetwist.server.filters.recovery import with_panic_recovery
 from kubetwist.server.filters.requestinfo import with_request_info
 from kubetwist.server.filters.timeout import with_timeout
@@ -54,6 +55,9 @@ class HandlerChainConfig:
     @ivar hsts_directives: C{--strict-transport-security-directives} (none: no HSTS filter).
     @ivar audit: the L{AuditConfig <kubetwist.audit.AuditConfig>} (policy and backend) of the
         C{--audit-*} flags, or L{None} (no auditing).
+    @ivar flow_control: the API Priority and Fairness L{ConfigController
+        <kubetwist.flowcontrol.controller.ConfigController>}, or L{None}
+        (C{--enable-priority-and-fairness=false}: the max-in-flight filter instead).
     """
 
     clock: Any
@@ -68,13 +72,16 @@ class HandlerChainConfig:
     #: the L{APIServerMetrics <kubetwist.server.metrics.APIServerMetrics>} the requests are
     #: counted in, or L{None}
     metrics: Optional[Any] = None
+    flow_control: Optional[Any] = None
 
 
 class HandlerChain(FrontResource):
     """
     The front resource: the composed filters over the server's resource.
 
-    @ivar inflight: the L{MaxInFlight} filter (its counters and limits).
+    @ivar inflight: the L{MaxInFlight} filter (its counters and limits), or L{None} when
+        priority and fairness runs instead.
+    @ivar priority_and_fairness: the L{PriorityAndFairness} filter, or L{None}.
     @ivar waitgroup: the L{WaitGroup} filter (requests in flight, for shutdown).
     @ivar config: the L{HandlerChainConfig} the chain was built from.
     """
@@ -94,8 +101,12 @@ class HandlerChain(FrontResource):
         return self.config.authorizer
 
     @property
-    def inflight(self) -> MaxInFlight:
-        return self.parts["inflight"]
+    def inflight(self) -> Optional[MaxInFlight]:
+        return self.parts.get("inflight")
+
+    @property
+    def priority_and_fairness(self) -> Optional[PriorityAndFairness]:
+        return self.parts.get("priority_and_fairness")
 
     @property
     def waitgroup(self) -> WaitGroup:
@@ -117,16 +128,23 @@ def build_handler_chain(api_handler: Resource, config: HandlerChainConfig) -> Ha
     Upstream C{DefaultBuildHandlerChain}: wrap C{api_handler} (the aggregator's director) in
     the filters, innermost first, exactly in upstream's order (see the module docstring).
     """
-    inflight = MaxInFlight(config.max_requests_inflight, config.max_mutating_requests_inflight)
+    inflight: Optional[MaxInFlight] = None
+    apf: Optional[PriorityAndFairness] = None
+    if config.flow_control is not None:
+        apf = PriorityAndFairness(config.flow_control, config.clock, config.request_timeout)
+    else:
+        inflight = MaxInFlight(config.max_requests_inflight,
+                               config.max_mutating_requests_inflight)
     waitgroup = WaitGroup()
     handler = resource_handler(api_handler)
     if config.metrics is not None:
         # upstream instruments each route (InstrumentRouteFunc), inside every filter
         handler = config.metrics.wrap(handler)
+        counts: Any = apf if apf is not None else inflight
         config.metrics.track_inflight(
-            lambda: (inflight.inflight_readonly, inflight.inflight_mutating))
+            lambda: (counts.inflight_readonly, counts.inflight_mutating))
     handler = with_authorization(handler, config.authorizer)
-    handler = inflight.wrap(handler)
+    handler = apf.wrap(handler) if apf is not None else inflight.wrap(handler)  # type: ignore
     handler = with_impersonation(handler, config.authorizer)
     handler = with_audit(handler, config.audit)
     handler = with_failed_authentication_audit(
@@ -141,5 +159,5 @@ def build_handler_chain(api_handler: Resource, config: HandlerChainConfig) -> Ha
     handler = with_request_info(handler)
     handler = with_panic_recovery(handler)
     handler = with_audit_init(handler)
-    return HandlerChain(handler, {"inflight": inflight, "waitgroup": waitgroup,
-                                  "config": config})
+    return HandlerChain(handler, {"inflight": inflight, "priority_and_fairness": apf,
+                                  "waitgroup": waitgroup, "config": config})

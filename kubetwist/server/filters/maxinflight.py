@@ -1,20 +1,21 @@
 # -*- test-case-name: tests.server.test_filters -*-
 """
 The in-flight limit: upstream C{server/filters/maxinflight.go WithMaxInFlightLimit}, the
-fallback of C{--enable-priority-and-fairness=false} (API Priority and Fairness itself is not
-built yet; this filter holds its place in the chain).
+fallback of C{--enable-priority-and-fairness=false} (API Priority and Fairness:
+L{kubetwist.server.filters.priorityandfairness}).
 
 Two pools: mutating requests (C{create update patch delete deletecollection}) limited by
 C{--max-mutating-requests-inflight}, the others by C{--max-requests-inflight} (C{0}: no
-limit); long-running requests are not counted.  Past the limit: 429 C{TooManyRequests}
-C{Too many requests, please try again later.} with C{Retry-After: 1}.
+limit); long-running requests are not counted.  Past the limit: upstream's
+C{tooManyRequests} (L{write_too_many_requests}): 429 with C{Retry-After: 1} and the plain-text
+body C{Too many requests, please try again later.} (not a C{Status}: upstream writes it with
+C{http.Error}).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kubetwist.runtime import errors
 from kubetwist.server.filters.base import Handler
 from kubetwist.server.filters.context import context_of
 
@@ -46,11 +47,13 @@ class MaxInFlight:
             mutating = ctx.request_info.verb in MUTATING_VERBS
             if mutating:
                 if self.max_mutating and self.inflight_mutating >= self.max_mutating:
-                    raise too_many_requests()
+                    write_too_many_requests(request, 1)
+                    return None
                 self.inflight_mutating += 1
             else:
                 if self.max_readonly and self.inflight_readonly >= self.max_readonly:
-                    raise too_many_requests()
+                    write_too_many_requests(request, 1)
+                    return None
                 self.inflight_readonly += 1
 
             def release(_: Any) -> None:
@@ -65,6 +68,21 @@ class MaxInFlight:
         return handle
 
 
-def too_many_requests() -> errors.StatusError:
-    """Upstream C{tooManyRequests}: 429 with C{retryAfterSeconds} 1."""
-    return errors.new_too_many_requests("Too many requests, please try again later.", 1)
+#: Upstream C{tooManyRequests}' text (C{http.Error} adds the newline).
+TOO_MANY_REQUESTS_BODY = b"Too many requests, please try again later.\n"
+
+
+def write_too_many_requests(request: Any, retry_after: int) -> None:
+    """
+    Upstream C{tooManyRequests} (C{server/filters/priority-and-fairness.go}, used by
+    max-in-flight too): 429, C{Retry-After}, and C{http.Error}'s plain-text answer.
+
+    @param retry_after: seconds.
+    """
+    request.setResponseCode(429)
+    request.setHeader(b"retry-after", str(retry_after).encode())
+    request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+    request.setHeader(b"x-content-type-options", b"nosniff")
+    request.setHeader(b"content-length", b"%d" % len(TOO_MANY_REQUESTS_BODY))
+    request.write(b"" if request.method == b"HEAD" else TOO_MANY_REQUESTS_BODY)
+    request.finish()
