@@ -134,8 +134,9 @@ class Options(usage.Options):
         ["service-account-signing-key-file", None, "", "Path to the file that contains the "
          "current private key of the service account token issuer (default: an RSA key "
          "generated once as <cert-dir>/sa.key)."],
-        ["authorization-mode", None, "AlwaysAllow", "Ordered list of plug-ins to do "
-         "authorization on secure port (AlwaysAllow, AlwaysDeny)."],
+        ["authorization-mode", None, "Node,RBAC", "Ordered list of plug-ins to do "
+         "authorization on secure port (AlwaysAllow, AlwaysDeny, RBAC, Node). Defaults to "
+         "Node,RBAC (what kubeadm and k3s run; kube-apiserver's own default is AlwaysAllow)."],
         ["enable-admission-plugins", None, "", "admission plugins that should be enabled in "
          "addition to default enabled ones (" + ", ".join(_default_admission_plugins()) + "). "
          "Comma-delimited list of admission plugins: " + ", ".join(_known_admission_plugins()) +

@@ -208,3 +208,7 @@ def forbidden_message(attributes: Attributes, reason: str) -> str:
     if reason:
         msg += f": {reason}"
     return msg
+
+
+# the modes that live in their own modules register themselves in MODE_FACTORIES
+from kubetwist.authorization import rbac as _rbac  # noqa: E402,F401

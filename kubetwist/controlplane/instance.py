@@ -204,6 +204,10 @@ class KubeAPIServer:
         self.server.add_post_start_hook("bootstrap-controller", self.bootstrap)
         self.server.add_post_start_hook("start-system-namespaces-controller",
                                         self.namespace_controller.resume)
+        from kubetwist.registry.rbac.bootstrap import ensure_rbac_policy
+
+        self.server.add_post_start_hook("rbac/bootstrap-roles",
+                                        lambda: ensure_rbac_policy(self.stores))
         self.server.add_post_start_hook("scheduling/bootstrap-system-priority-classes",
                                         self.bootstrap_priority_classes)
         from kubetwist.controlplane.garbagecollector import install_collectors

@@ -1,0 +1,1 @@
+"""RBAC registry behaviour: the bootstrap policy hook and escalation prevention."""
