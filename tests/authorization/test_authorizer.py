@@ -81,7 +81,9 @@ class UnionTests(SynchronousTestCase):
         with self.assertRaises(ValueError) as ctx:
             authorization.from_modes(["RBAC2"])
         self.assertEqual(str(ctx.exception), 'authorization-mode "RBAC2" is not supported '
-                                             '(supported: AlwaysAllow, AlwaysDeny)')
+                                             '(supported: '
+                                             + ", ".join(authorization.MODE_FACTORIES) + ')')
+        self.assertIn("RBAC", authorization.MODE_FACTORIES)
 
 
 class AttributesTests(SynchronousTestCase):
