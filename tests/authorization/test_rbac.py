@@ -316,3 +316,37 @@ class ChainTests(KubeTestCase):
         self.assertEqual(body["status"], {
             "allowed": True, "reason": 'RBAC: allowed by ClusterRoleBinding "system:discovery" '
             'of ClusterRole "system:discovery" to Group "system:authenticated"'})
+
+    def test_subject_access_reviews(self):
+        """SubjectAccessReview and LocalSubjectAccessReview answer from RBAC with upstream's
+        status (recorded: allowed with the binding's reason; denied with the lister error
+        of a binding whose role is missing)."""
+        self.assertEqual(self.request("POST", "/api/v1/namespaces", {
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}})[0], 201)
+        for obj in (role("reader", [{"verbs": ["get"], "apiGroups": [""],
+                                     "resources": ["secrets"]}], "demo"),
+                    binding("rb1", "Role", "reader", [SA], "demo"),
+                    binding("rb-missing", "Role", "nope", [SA], "demo")):
+            ns = obj["metadata"]["namespace"]
+            path = f"/apis/{RBAC}/v1/namespaces/{ns}/" + obj["kind"].lower() + "s"
+            self.assertEqual(self.request("POST", path, obj)[0], 201)
+        self.clock.advance(0)
+        spec = {"user": ROBOT.name, "groups": ROBOT.groups,
+                "resourceAttributes": {"namespace": "demo", "verb": "get",
+                                       "resource": "secrets"}}
+        code, body, _ = self.request(
+            "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+            {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+             "spec": spec})
+        self.assertEqual(code, 201)
+        self.assertEqual(body["status"], {
+            "allowed": True, "reason": 'RBAC: allowed by RoleBinding "rb1/demo" of Role '
+            '"reader" to ServiceAccount "robot/demo"'})
+        spec["resourceAttributes"]["verb"] = "delete"
+        code, body, _ = self.request(
+            "POST", "/apis/authorization.k8s.io/v1/namespaces/demo/localsubjectaccessreviews",
+            {"apiVersion": "authorization.k8s.io/v1", "kind": "LocalSubjectAccessReview",
+             "metadata": {"namespace": "demo"}, "spec": spec})
+        self.assertEqual(code, 201)
+        self.assertEqual(body["status"], {
+            "allowed": False, "reason": 'RBAC: role.rbac.authorization.k8s.io "nope" not found'})
