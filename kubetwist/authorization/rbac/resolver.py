@@ -13,6 +13,7 @@ are by subject), which gives the same visit as upstream's full scan.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Iterable, Optional
 
 from kubetwist.authorization.rbac.informer import Informer
@@ -32,13 +33,22 @@ PREFIXES = {
 }
 
 SA_PREFIX = "system:serviceaccount:"
+_PLAIN = re.compile(r'[ !#-\[\]-~]*')
+
+
+def _quote(text: str) -> str:
+    """Go's C{%q} (L{gofmt.quote}), with a fast path for printable ASCII without quotes or
+    backslashes (every Kubernetes name)."""
+    if _PLAIN.fullmatch(text):
+        return f'"{text}"'
+    return gofmt.quote(text)
 GROUP = "rbac.authorization.k8s.io"
 
 
 def lister_not_found(kind: str, name: str) -> str:
     """The error of a missing role as upstream's listers give it (singular resource):
     C{clusterrole.rbac.authorization.k8s.io "x" not found}."""
-    return f"{kind.lower()}.{GROUP} {gofmt.quote(name)} not found"
+    return f"{kind.lower()}.{GROUP} {_quote(name)} not found"
 
 
 def aggregate_error(errs: Iterable[str]) -> str:
@@ -61,8 +71,8 @@ def describe_subject(subject: dict, binding_namespace: str) -> str:
     name = subject.get("name") or ""
     if kind == "ServiceAccount":
         ns = subject.get("namespace") or binding_namespace
-        return f"{kind} {gofmt.quote(name + '/' + ns)}"
-    return f"{kind} {gofmt.quote(name)}"
+        return f"{kind} {_quote(name + '/' + ns)}"
+    return f"{kind} {_quote(name)}"
 
 
 def _describe(binding: dict, subject: dict) -> str:
@@ -70,11 +80,11 @@ def _describe(binding: dict, subject: dict) -> str:
     ref = binding.get("roleRef") or {}
     ns = meta.get("namespace") or ""
     if ns:
-        return (f"RoleBinding {gofmt.quote((meta.get('name') or '') + '/' + ns)} of "
-                f"{ref.get('kind') or ''} {gofmt.quote(ref.get('name') or '')} to "
+        return (f"RoleBinding {_quote((meta.get('name') or '') + '/' + ns)} of "
+                f"{ref.get('kind') or ''} {_quote(ref.get('name') or '')} to "
                 f"{describe_subject(subject, ns)}")
-    return (f"ClusterRoleBinding {gofmt.quote(meta.get('name') or '')} of "
-            f"{ref.get('kind') or ''} {gofmt.quote(ref.get('name') or '')} to "
+    return (f"ClusterRoleBinding {_quote(meta.get('name') or '')} of "
+            f"{ref.get('kind') or ''} {_quote(ref.get('name') or '')} to "
             f"{describe_subject(subject, '')}")
 
 
@@ -244,7 +254,7 @@ class RBACIndex:
         elif kind == "Role":
             found = self._roles.get((namespace, name)) if namespace else None
         else:
-            return [], [], f"unsupported role reference kind: {gofmt.quote(kind)}"
+            return [], [], f"unsupported role reference kind: {_quote(kind)}"
         if found is None:
             return [], [], not_found(kind, name)
         return found[0], found[1], ""

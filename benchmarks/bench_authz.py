@@ -1,0 +1,243 @@
+"""
+The cost of RBAC per request: single-object GET and ConfigMap CREATE throughput of a
+non-admin user (a bearer token from C{--token-auth-file}, no client certificate) against two
+servers, one started with C{--authorization-mode=AlwaysAllow}, the other with the default
+C{Node,RBAC} and a RoleBinding granting that user get/create on ConfigMaps of the benchmark
+namespace.  Each server has its own etcd; N concurrent workers on N keep-alive HTTPS HTTP/1.1
+connections (aiohttp); phases alternate between the servers.  Target: RBAC GET throughput
+>= 0.9x AlwaysAllow's.
+
+Before the servers, an in-process measurement times one RBAC decision for that user (the
+bootstrap policy plus the RoleBinding in the index; the first decision of a user resolves and
+caches its bindings, later ones match the cached rules), which does not depend on the load of
+a shared machine.
+
+    python benchmarks/bench_authz.py [--duration 10] [--concurrency 8] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import ssl
+import tempfile
+import time
+
+import aiohttp
+from common import NAMESPACE, Cluster, CPUMeter, closed_loop, report, timed
+
+TOKEN = "bench-user-token-0123456789"
+USER = "bench-user"
+
+
+def client_context(cluster: Cluster) -> ssl.SSLContext:
+    """Trust the server's CA; no client certificate (the user is the bearer token's)."""
+    context = ssl.create_default_context(cafile=cluster.server.ca_file)
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+def prepare(cluster: Cluster) -> None:
+    """The namespace, the target ConfigMap, and (harmless under AlwaysAllow) the user's
+    Role and RoleBinding; waits until the user may GET."""
+    cluster.create_namespace()
+    server = cluster.server
+    for path, doc in [
+        (f"/api/v1/namespaces/{NAMESPACE}/configmaps",
+         {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "target", "labels": {"app": "bench"}},
+          "data": {"key": "value", "other": "x" * 32}}),
+        (f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NAMESPACE}/roles",
+         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+          "metadata": {"name": "configmaps"},
+          "rules": [{"verbs": ["get", "create"], "apiGroups": [""],
+                     "resources": ["configmaps"]}]}),
+        (f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NAMESPACE}/rolebindings",
+         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+          "metadata": {"name": "bench-user"},
+          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                      "name": "configmaps"},
+          "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                        "name": USER}]}),
+    ]:
+        answer = server.request("POST", path, json.dumps(doc).encode())
+        assert answer.status == 201, answer.body
+    deadline = time.monotonic() + 30
+    while True:
+        answer = server.request("GET", f"/api/v1/namespaces/{NAMESPACE}/configmaps/target",
+                                client_cert=False, token=TOKEN)
+        if answer.status == 200:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the user cannot GET: {answer.status} {answer.body[:300]!r}")
+        time.sleep(0.2)
+
+
+async def get_phase(cluster: Cluster, duration: float, concurrency: int) -> tuple[float, dict]:
+    url = f"{cluster.server.url}/api/v1/namespaces/{NAMESPACE}/configmaps/target"
+    headers = {"Accept": "application/json", "Authorization": f"Bearer {TOKEN}"}
+    connector = aiohttp.TCPConnector(limit=concurrency, ssl=client_context(cluster))
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def one(worker: int, seq: int) -> None:
+            async with session.get(url, headers=headers) as response:
+                await response.read()
+                if response.status != 200:
+                    raise RuntimeError(f"GET answered {response.status}")
+
+        meter = CPUMeter(cluster.pids)
+        meter.start()
+        count, elapsed = await closed_loop(duration, concurrency, one)
+        return count / elapsed, meter.stop()
+
+
+async def create_phase(cluster: Cluster, duration: float, concurrency: int,
+                       names: itertools.count) -> tuple[float, dict]:
+    url = f"{cluster.server.url}/api/v1/namespaces/{NAMESPACE}/configmaps"
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"}
+    connector = aiohttp.TCPConnector(limit=concurrency, ssl=client_context(cluster))
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def one(worker: int, seq: int) -> None:
+            body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                               "metadata": {"name": f"cm-{next(names)}"},
+                               "data": {"key": "value", "other": "x" * 32}})
+            async with session.post(url, data=body, headers=headers) as response:
+                await response.read()
+                if response.status != 201:
+                    raise RuntimeError(f"create answered {response.status}")
+
+        meter = CPUMeter(cluster.pids)
+        meter.start()
+        count, elapsed = await closed_loop(duration, concurrency, one)
+        return count / elapsed, meter.stop()
+
+
+def decision_cost(iterations: int = 100_000) -> dict:
+    """Microseconds per RBAC decision in process (cached resolution, and with the cache
+    dropped before every decision), over the bootstrap policy plus the user's binding."""
+    from twisted.internet.task import Clock
+
+    from kubetwist.authentication.user import UserInfo
+    from kubetwist.authorization.authorizer import Attributes
+    from kubetwist.authorization.rbac import RBACAuthorizer, RBACIndex
+    from kubetwist.authorization.rbac.bootstrap import bootstrap_policy
+    from kubetwist.storage.cacher import Cacher
+    from kubetwist.storage.sqlite import SQLiteStorage
+
+    class Inline:
+        synchronous = True
+
+        def stop(self) -> None:
+            pass
+
+    clock = Clock()
+    storage = Cacher(SQLiteStorage(clock, ":memory:", threadpool=Inline()), clock)
+    policy = bootstrap_policy()
+    policy["roleBindings"].append({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "bench-user", "namespace": NAMESPACE},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "edit"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER}]})
+    resources = {"clusterRoles": "clusterroles", "clusterRoleBindings": "clusterrolebindings",
+                 "roles": "roles", "roleBindings": "rolebindings"}
+    for key, resource in resources.items():
+        for obj in policy[key]:
+            meta = obj["metadata"]
+            path = "/".join(p for p in (meta.get("namespace"), meta["name"]) if p)
+            storage.create(f"/registry/{resource}/{path}", obj)
+    # "edit" as the controller would aggregate it: the bootstrap aggregate-to-edit rules
+    storage.guaranteed_update("/registry/clusterroles/edit", lambda cur: {
+        **cur, "rules": [r for o in policy["clusterRoles"]
+                         if o["metadata"]["name"] in ("system:aggregate-to-edit",
+                                                      "system:aggregate-to-view")
+                         for r in o["rules"]]})
+    authorizer = RBACAuthorizer(RBACIndex(storage, clock))
+    clock.advance(0)
+    user = UserInfo(name=USER, groups=["system:authenticated"])
+    attrs = Attributes(user=user, verb="get", namespace=NAMESPACE, api_version="v1",
+                       resource="configmaps", name="target", resource_request=True)
+    assert authorizer.decide(attrs)[0] == "allow", authorizer.decide(attrs)
+    start = time.perf_counter()
+    for _ in range(iterations):
+        authorizer.decide(attrs)
+    cached = (time.perf_counter() - start) / iterations * 1e6
+    start = time.perf_counter()
+    for _ in range(iterations // 100):
+        authorizer._cache.clear()
+        authorizer.decide(attrs)
+    uncached = (time.perf_counter() - start) / (iterations // 100) * 1e6
+    return {"decision_us_cached": round(cached, 2), "decision_us_resolving": round(uncached, 2)}
+
+
+async def main(args: argparse.Namespace) -> None:
+    micro = decision_cost()
+    print(f"  in process: {micro}", flush=True)
+    fd, token_file = tempfile.mkstemp(prefix="kubetwist-bench-tokens-", suffix=".csv")
+    with os.fdopen(fd, "w") as f:
+        f.write(f"{TOKEN},{USER},1001,\n")
+    common = (f"--token-auth-file={token_file}",)
+    try:
+        with Cluster(common + ("--authorization-mode=AlwaysAllow",)) as allow, \
+                Cluster(common) as rbac:
+            with timed("setup"):
+                prepare(allow)
+                prepare(rbac)
+            names = itertools.count()
+            with timed("warm-up"):
+                for cluster in (allow, rbac):
+                    await get_phase(cluster, 1.0, args.concurrency)
+                    await create_phase(cluster, 1.0, args.concurrency, names)
+            rows = []
+            for _ in range(args.rounds):
+                row = {}
+                for label, cluster in (("always_allow", allow), ("rbac", rbac)):
+                    g, g_cpu = await get_phase(cluster, args.duration, args.concurrency)
+                    c, c_cpu = await create_phase(cluster, args.duration, args.concurrency,
+                                                  names)
+                    row[f"{label}_get_per_s"] = round(g, 1)
+                    row[f"{label}_get_per_cpu_s"] = round(g / max(g_cpu["kubeapi"], 0.01), 1)
+                    row[f"{label}_create_per_s"] = round(c, 1)
+                    row[f"{label}_create_per_cpu_s"] = round(
+                        c / max(c_cpu["kubeapi"], 0.01), 1)
+                rows.append(row)
+                print(f"  round: {row}", flush=True)
+    finally:
+        os.remove(token_file)
+
+    def mean(key: str) -> float:
+        return sum(r[key] for r in rows) / len(rows)
+
+    get_ratio = round(mean("rbac_get_per_s") / mean("always_allow_get_per_s"), 3)
+    report(
+        "RBAC cost per request (GET, CREATE)",
+        {
+            "concurrency": args.concurrency,
+            "duration_s": args.duration,
+            "transport": "HTTPS, HTTP/1.1 keep-alive (aiohttp), bearer token of a plain user",
+            **micro,
+            "get_ratio_rbac_over_always_allow": get_ratio,
+            "get_per_cpu_s_ratio": round(mean("rbac_get_per_cpu_s")
+                                         / mean("always_allow_get_per_cpu_s"), 3),
+            "create_ratio_rbac_over_always_allow": round(
+                mean("rbac_create_per_s") / mean("always_allow_create_per_s"), 3),
+            "create_per_cpu_s_ratio": round(mean("rbac_create_per_cpu_s")
+                                            / mean("always_allow_create_per_cpu_s"), 3),
+            "rounds": rows,
+        },
+        "RBAC GETs/s / AlwaysAllow GETs/s >= 0.9",
+        get_ratio,
+        get_ratio >= 0.9,
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per phase")
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=2)
+    asyncio.run(main(parser.parse_args()))
