@@ -25,6 +25,7 @@ import os
 import ssl
 import tempfile
 import time
+from typing import Any
 
 import aiohttp
 from common import NAMESPACE, Cluster, CPUMeter, closed_loop, report, timed
@@ -174,9 +175,87 @@ def decision_cost(iterations: int = 100_000) -> dict:
     return {"decision_us_cached": round(cached, 2), "decision_us_resolving": round(uncached, 2)}
 
 
+def chain_cost(requests: int = 1500, rounds: int = 3) -> dict:
+    """
+    CPU seconds (C{time.process_time}) per GET and per CREATE of the plain user through the
+    whole in-process chain (authentication, authorization, handlers, the Cacher over
+    in-memory SQLite, as the unit tests assemble it), AlwaysAllow against Node,RBAC,
+    alternating; robust against other load on a shared machine.
+    """
+    import json as _json
+
+    from treq.testing import StubTreq
+
+    from tests.support import FakeReactorClock, build_chain
+
+    def chain(modes: tuple[str, ...]) -> tuple[Any, Any]:
+        clock = FakeReactorClock()
+        parts = build_chain(clock, modes)
+        for server in parts["front"].chain():
+            server.hooks.startService()
+        clock.advance(1)
+        return StubTreq(parts["chain"]), clock
+
+    def call(treq: Any, clock: Any, method: str, path: str, body: Any, token: str) -> int:
+        data = _json.dumps(body).encode() if body is not None else None
+        d = treq.request(method, "https://kubetwist.test" + path, data=data, headers={
+            "Authorization": [f"Bearer {token}"], "Content-Type": ["application/json"]})
+        treq.flush()
+        clock.advance(0)
+        out: list = []
+        d.addCallback(lambda r: out.append(r.code))
+        return out[0]
+
+    setups = {}
+    for label, modes in (("always_allow", ("AlwaysAllow",)), ("rbac", ("Node", "RBAC"))):
+        treq, clock = chain(modes)
+        ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+        assert call(treq, clock, "POST", "/api/v1/namespaces", ns, "admin-token") == 201
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "target"},
+              "data": {"key": "value", "other": "x" * 32}}
+        assert call(treq, clock, "POST", f"/api/v1/namespaces/{NAMESPACE}/configmaps", cm,
+                    "admin-token") == 201
+        rb = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+              "metadata": {"name": "jane"},
+              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                          "name": "edit"},
+              "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                            "name": "jane"}]}
+        assert call(treq, clock, "POST", f"/apis/rbac.authorization.k8s.io/v1/namespaces/"
+                    f"{NAMESPACE}/rolebindings", rb, "admin-token") == 201
+        clock.advance(1)
+        setups[label] = (treq, clock)
+    path = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
+    totals = {f"{label}_{op}": 0.0 for label in setups for op in ("get", "create")}
+    names = itertools.count()
+    for _ in range(rounds):
+        for label, (treq, clock) in setups.items():
+            start = time.process_time()
+            for _ in range(requests):
+                assert call(treq, clock, "GET", path + "/target", None, "jane-token") == 200
+            totals[f"{label}_get"] += time.process_time() - start
+            start = time.process_time()
+            for _ in range(requests // 5):
+                cm = {"apiVersion": "v1", "kind": "ConfigMap",
+                      "metadata": {"name": f"cm-{next(names)}"}, "data": {"k": "v"}}
+                assert call(treq, clock, "POST", path, cm, "jane-token") == 201
+            totals[f"{label}_create"] += time.process_time() - start
+    per = {k: v / (rounds * (requests if k.endswith("get") else requests // 5)) * 1e6
+           for k, v in totals.items()}
+    return {
+        "in_process_get_us": {k: round(v, 1) for k, v in per.items() if k.endswith("get")},
+        "in_process_create_us": {k: round(v, 1) for k, v in per.items()
+                                 if k.endswith("create")},
+        "in_process_get_ratio": round(per["always_allow_get"] / per["rbac_get"], 3),
+        "in_process_create_ratio": round(per["always_allow_create"] / per["rbac_create"], 3),
+    }
+
+
 async def main(args: argparse.Namespace) -> None:
     micro = decision_cost()
     print(f"  in process: {micro}", flush=True)
+    micro.update(chain_cost())
+    print(f"  in process chain: {micro}", flush=True)
     fd, token_file = tempfile.mkstemp(prefix="kubetwist-bench-tokens-", suffix=".csv")
     with os.fdopen(fd, "w") as f:
         f.write(f"{TOKEN},{USER},1001,\n")
