@@ -29,6 +29,8 @@ __all__ = ["RBACAuthorizer", "MAX_CACHED_SUBJECTS"]
 
 #: How many (user, groups, namespace) resolutions are kept between changes.
 MAX_CACHED_SUBJECTS = 4096
+#: How many decisions (per user and request attributes) are kept between changes.
+MAX_CACHED_DECISIONS = 65536
 
 
 @implementer(IAuthorizer, IRuleResolver)
@@ -40,13 +42,19 @@ class RBACAuthorizer:
     def __init__(self, index: RBACIndex) -> None:
         self.index = index
         self._cache: dict[tuple, list[Visit]] = {}
+        self._decisions: dict[tuple, tuple[str, str]] = {}
         self._generation = -1
         index.start()
 
-    def _visits(self, user: Any, namespace: str) -> list[Visit]:
+    def _current(self) -> None:
+        """Drop what was resolved before the last RBAC change."""
         if self._generation != self.index.generation:
             self._cache = {}
+            self._decisions = {}
             self._generation = self.index.generation
+
+    def _visits(self, user: Any, namespace: str) -> list[Visit]:
+        self._current()
         key = (getattr(user, "name", "") or "", tuple(getattr(user, "groups", None) or ()),
                namespace)
         visits = self._cache.get(key)
@@ -61,8 +69,23 @@ class RBACAuthorizer:
         Upstream C{RBACAuthorizer.Authorize}, synchronously: C{(ALLOW, 'RBAC: allowed by
         ClusterRoleBinding "x" of ClusterRole "y" to User "z"')} for the first rule that
         allows, else C{(NO_OPINION, "")}, or C{(NO_OPINION, "RBAC: <errors>")} when a binding
-        that applies names a role that does not exist.
+        that applies names a role that does not exist.  Decisions are remembered (per user,
+        groups and request attributes) until the next RBAC change.
         """
+        self._current()
+        user = attributes.user
+        key = (getattr(user, "name", "") or "", tuple(getattr(user, "groups", None) or ()),
+               attributes.namespace, attributes.verb, attributes.api_group,
+               attributes.resource, attributes.subresource, attributes.name, attributes.path,
+               attributes.resource_request)
+        decision = self._decisions.get(key)
+        if decision is None:
+            if len(self._decisions) >= MAX_CACHED_DECISIONS:
+                self._decisions.clear()
+            decision = self._decisions[key] = self._decide(attributes)
+        return decision
+
+    def _decide(self, attributes: Attributes) -> tuple[str, str]:
         errs: list[str] = []
         for description, compiled, err in self._visits(attributes.user, attributes.namespace):
             if err:
