@@ -33,18 +33,21 @@ __all__ = [
     "rule_allows",
 ]
 
-_INDEXES: "weakref.WeakKeyDictionary[Any, RBACIndex]" = weakref.WeakKeyDictionary()
+# by id(storage), holding the indexes weakly: an index refers to its storage, so a
+# WeakKeyDictionary would keep every storage alive
+_INDEXES: "weakref.WeakValueDictionary[int, RBACIndex]" = weakref.WeakValueDictionary()
 
 
 def index_for(storage: Any, clock: Any) -> RBACIndex:
     """
     The one L{RBACIndex} of C{storage} (created on first use, not started): the RBAC
     authorizer and the registry's escalation checks share it, so the four kinds are watched
-    once per process.
+    once per process.  It lives as long as something uses it.
     """
-    index = _INDEXES.get(storage)
-    if index is None:
-        index = _INDEXES[storage] = RBACIndex(storage, clock)
+    index = _INDEXES.get(id(storage))
+    if index is None or index.storage is not storage:
+        index = RBACIndex(storage, clock)
+        _INDEXES[id(storage)] = index
     return index
 
 

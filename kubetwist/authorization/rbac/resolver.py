@@ -163,6 +163,7 @@ class RBACIndex:
     """
 
     def __init__(self, storage: Any, clock: Any) -> None:
+        self.storage = storage
         self.generation = 0
         self.informers = {kind: Informer(storage, clock, prefix, self._changed_cb(kind))
                           for kind, prefix in PREFIXES.items()}
