@@ -292,9 +292,11 @@ async def main(args: argparse.Namespace) -> None:
                     await get_phase(cluster, 1.0, args.concurrency)
                     await create_phase(cluster, 1.0, args.concurrency, names)
             rows = []
-            for _ in range(args.rounds):
+            for n in range(args.rounds):
                 row = {}
-                for label, cluster in (("always_allow", allow), ("rbac", rbac)):
+                order = [("always_allow", allow), ("rbac", rbac)]
+                # which server goes first alternates between rounds
+                for label, cluster in (order if n % 2 == 0 else order[::-1]):
                     g, g_cpu = await get_phase(cluster, args.duration, args.concurrency)
                     c, c_cpu = await create_phase(cluster, args.duration, args.concurrency,
                                                   names)
