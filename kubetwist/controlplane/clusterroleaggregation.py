@@ -83,10 +83,15 @@ class ClusterRoleAggregationController(Service):
             self._pass()
 
     def stopService(self) -> Any:
+        """Stop; also the shared index's watches (this runs at shutdown, before the storage
+        stops, so the informers do not relist against a stopped storage; the authorizer
+        keeps answering from the last state)."""
         super().stopService()
         if self._scheduled is not None and self._scheduled.active():
             self._scheduled.cancel()
         self._scheduled = None
+        if self.index is not None:
+            self.index.stop()
         return None
 
     def _changed(self, kind: str) -> None:
