@@ -101,6 +101,14 @@ class EscalationTests(KubeTestCase):
         self.assertEqual(code, 404)
         self.assertEqual(body["message"], f'clusterrolebindings.{RBAC} "nope3" not found')
 
+    def test_unsupported_role_kind(self):
+        """A roleRef of another kind: upstream's plain 500 (before validation)."""
+        binding = crb("foo", "x")
+        binding["roleRef"]["kind"] = "Foo"
+        code, body = self.jane("POST", "/clusterrolebindings", binding)
+        self.assertEqual((code, body["message"], body.get("reason", "")),
+                         (500, 'unsupported role reference kind: "Foo"', ""))
+
     def test_aggregation_rule_needs_cluster_admin(self):
         """An aggregationRule needs every permission."""
         code, body = self.jane("POST", "/clusterroles", cluster_role(

@@ -185,7 +185,9 @@ class RBACEscalationCheck:
         if err:
             if kind in ("ClusterRole", "Role"):
                 raise errors.new_not_found(GROUP, resource, ref.get("name") or "")
-            raise errors.new_forbidden(GROUP, resource, _name(attrs), err)
+            # upstream returns the resolver's plain error: a 500 with no reason, before
+            # validation would refuse the kind
+            raise errors.make_status(500, "", err)
         await self._confirm(attrs, resource, user, rules,
                             lambda missing, errs: escalation_message(user, missing, errs))
 
