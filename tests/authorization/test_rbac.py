@@ -244,6 +244,22 @@ class AuthorizerTests(SynchronousTestCase):
         self.clock.advance(0)
         self.assertEqual(self.decide(attrs)[0], NO_OPINION)
 
+    def test_relists_after_lost_watch(self):
+        """A watch that ends is followed, after RELIST_DELAY, by a fresh list: changes made
+        meanwhile are seen."""
+        from kubetwist.authorization.rbac.informer import RELIST_DELAY
+
+        informer = self.authorizer.index.informers["clusterrolebindings"]
+        informer._watch.stop()
+        self.put(binding("late", "ClusterRole", "discovery",
+                         [{"apiGroup": RBAC, "kind": "User", "name": "late"}]))
+        user = UserInfo(name="late", groups=[])
+        self.clock.advance(0)
+        self.assertEqual(self.decide(url("get", "/healthz", user=user)), (NO_OPINION, ""))
+        self.clock.advance(RELIST_DELAY)
+        self.assertEqual(self.decide(url("get", "/healthz", user=user))[0], ALLOW)
+        self.assertIsNotNone(informer._watch)
+
     def test_rules_for(self):
         """RulesFor: resource and non-resource rules split, errors as evaluation text."""
         self.assertEqual(self.authorizer.rules_for(ROBOT, "demo"), (
