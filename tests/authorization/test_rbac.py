@@ -240,9 +240,13 @@ class AuthorizerTests(SynchronousTestCase):
         self.assertEqual(self.decide(attrs), (
             ALLOW, 'RBAC: allowed by RoleBinding "alice-pods/demo" of ClusterRole "pods" to '
                    'User "alice"'))
+        self.successResultOf(self.storage.delete("/registry/clusterroles/pods"))
+        self.clock.advance(0)
+        self.assertEqual(self.decide(attrs), (
+            NO_OPINION, 'RBAC: clusterrole.rbac.authorization.k8s.io "pods" not found'))
         self.successResultOf(self.storage.delete("/registry/rolebindings/demo/alice-pods"))
         self.clock.advance(0)
-        self.assertEqual(self.decide(attrs)[0], NO_OPINION)
+        self.assertEqual(self.decide(attrs), (NO_OPINION, ""))
 
     def test_relists_after_lost_watch(self):
         """A watch that ends is followed, after RELIST_DELAY, by a fresh list: changes made

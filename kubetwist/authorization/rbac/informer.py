@@ -35,14 +35,14 @@ class Informer:
     @param storage: an L{IStorage <kubetwist.storage.interfaces.IStorage>} (the Cacher).
     @param clock: C{IReactorTime}, for relists.
     @param prefix: the key prefix, e.g. C{/registry/clusterroles}.
-    @param on_change: called with no arguments after every change of L{items} (a list, an
-        added, modified or deleted object).
+    @param on_change: called after every change of L{items}: C{on_change(None)} after a
+        list, C{on_change((namespace, name))} after an added, modified or deleted object.
     @ivar items: C{{(namespace, name): object}}, the last state seen.
     @ivar synced: whether a first list has completed.
     """
 
     def __init__(self, storage: Any, clock: Any, prefix: str,
-                 on_change: Callable[[], Any]) -> None:
+                 on_change: Callable[[Optional[tuple[str, str]]], Any]) -> None:
         self.storage = storage
         self.clock = clock
         self.prefix = prefix
@@ -98,7 +98,7 @@ class Informer:
             return
         self.items = {object_key(o): o for o in result.items}
         self.synced = True
-        self.on_change()
+        self.on_change(None)
         waiters, self._waiters = self._waiters, []
         for d in waiters:
             d.callback(None)
@@ -108,16 +108,17 @@ class Informer:
         watch.done.addBoth(lambda _: self._ended(watch))
 
     def _event(self, watch: Any, event: Any) -> None:
+        key = object_key(event.object) if isinstance(event.object, dict) else ("", "")
         if event.type in ("ADDED", "MODIFIED"):
-            self.items[object_key(event.object)] = event.object
+            self.items[key] = event.object
         elif event.type == "DELETED":
-            self.items.pop(object_key(event.object), None)
+            self.items.pop(key, None)
         elif event.type == "ERROR":
             watch.stop()
             return
         else:
             return
-        self.on_change()
+        self.on_change(key)
 
     def _ended(self, watch: Any) -> Optional[None]:
         if self._watch is watch:

@@ -167,7 +167,8 @@ class RBACIndex:
         self.generation = 0
         self.informers = {kind: Informer(storage, clock, prefix, self._changed_cb(kind))
                           for kind, prefix in PREFIXES.items()}
-        self._dirty = set(PREFIXES)
+        # kind -> the changed (namespace, name) keys, or None for "everything" (a list)
+        self._dirty: dict[str, Optional[set]] = {kind: None for kind in PREFIXES}
         self._cluster_roles: dict[str, tuple[list[dict], list[CompiledRule]]] = {}
         self._roles: dict[tuple[str, str], tuple[list[dict], list[CompiledRule]]] = {}
         self._crbs = _BindingIndex([], "")
@@ -178,9 +179,14 @@ class RBACIndex:
         """Call C{listener(kind)} after every change (C{kind} one of L{PREFIXES}' keys)."""
         self._listeners.append(listener)
 
-    def _changed_cb(self, kind: str) -> Callable[[], None]:
-        def changed() -> None:
-            self._dirty.add(kind)
+    def _changed_cb(self, kind: str) -> Callable[[Optional[tuple[str, str]]], None]:
+        def changed(key: Optional[tuple[str, str]]) -> None:
+            if key is None:
+                self._dirty[kind] = None
+            elif kind not in self._dirty:
+                self._dirty[kind] = {key}
+            elif self._dirty[kind] is not None:
+                self._dirty[kind].add(key)
             self.generation += 1
             for listener in list(self._listeners):
                 listener(kind)
@@ -210,24 +216,50 @@ class RBACIndex:
 
     # --- indexes ---------------------------------------------------------------------------
     def _refresh(self) -> None:
+        """Bring the indexes up to the informers' items: a kind that was listed is rebuilt,
+        otherwise only the changed roles, or the changed namespaces' RoleBindings."""
         if not self._dirty:
             return
-        dirty, self._dirty = self._dirty, set()
+        dirty, self._dirty = self._dirty, {}
         if "clusterroles" in dirty:
-            self._cluster_roles = {
-                name: _compiled(obj)
-                for (_, name), obj in self.informers["clusterroles"].items.items()}
+            items = self.informers["clusterroles"].items
+            keys = dirty["clusterroles"]
+            if keys is None:
+                self._cluster_roles = {name: _compiled(obj) for (_, name), obj in items.items()}
+            else:
+                for key in keys:
+                    if key in items:
+                        self._cluster_roles[key[1]] = _compiled(items[key])
+                    else:
+                        self._cluster_roles.pop(key[1], None)
         if "roles" in dirty:
-            self._roles = {key: _compiled(obj)
-                           for key, obj in self.informers["roles"].items.items()}
+            items = self.informers["roles"].items
+            keys = dirty["roles"]
+            if keys is None:
+                self._roles = {key: _compiled(obj) for key, obj in items.items()}
+            else:
+                for key in keys:
+                    if key in items:
+                        self._roles[key] = _compiled(items[key])
+                    else:
+                        self._roles.pop(key, None)
         if "clusterrolebindings" in dirty:
             self._crbs = _BindingIndex(
                 list(self.informers["clusterrolebindings"].items.values()), "")
         if "rolebindings" in dirty:
+            keys = dirty["rolebindings"]
+            namespaces = None if keys is None else {ns for ns, _ in keys}
             by_ns: dict[str, list[dict]] = {}
             for (ns, _), obj in self.informers["rolebindings"].items.items():
-                by_ns.setdefault(ns, []).append(obj)
-            self._rbs = {ns: _BindingIndex(objs, ns) for ns, objs in by_ns.items()}
+                if namespaces is None or ns in namespaces:
+                    by_ns.setdefault(ns, []).append(obj)
+            if namespaces is None:
+                self._rbs = {}
+            else:
+                for ns in namespaces:
+                    self._rbs.pop(ns, None)
+            for ns, objs in by_ns.items():
+                self._rbs[ns] = _BindingIndex(objs, ns)
 
     def cluster_role(self, name: str) -> Optional[dict]:
         """The stored ClusterRole C{name}, or L{None}."""
