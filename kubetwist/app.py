@@ -355,6 +355,7 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
                          service_account_tokens=service_account_tokens)
     _share_admission(apiextensions.server, kube.admission)
     _install_review_groups(kube.server, clock, authenticator, authorizer, service_account_tokens)
+    _install_rbac_escalation_check(kube.admission, storage, clock, authorizer)
     aggregator = Aggregator(storage, clock, kube.server, kube.admission)
     # custom resources installed later use the same admission; their group-versions get
     # APIServices (upstream crdregistration)
@@ -413,6 +414,16 @@ def _install_review_groups(server: Any, clock: Any, authenticator: Any, authoriz
         sa.issuers if sa is not None else (), clock.seconds), clock)
     install_reviews(server, authz_reviews.GROUP, authz_reviews.VERSION,
                     authz_reviews.review_rests(authorizer), clock)
+
+
+def _install_rbac_escalation_check(admission: Any, storage: Any, clock: Any,
+                                   authorizer: Any) -> None:
+    """RBAC escalation prevention on Role/Binding writes (upstream's policy-based RBAC
+    storage), an internal admission step that needs the chain's authorizer."""
+    from kubetwist.authorization.rbac import index_for
+    from kubetwist.registry.rbac.escalation import RBACEscalationCheck
+
+    admission.internal.append(RBACEscalationCheck(authorizer, lambda: index_for(storage, clock)))
 
 
 def storage_health_check(storage: Any, name: str) -> Any:

@@ -221,8 +221,10 @@ class Options(usage.Options):
          "groups. X-Remote-Group is suggested."],
         ["requestheader-extra-headers-prefix", None, "", "List of request header prefixes to "
          "inspect. X-Remote-Extra- is suggested."],
-        ["authorization-mode", None, "AlwaysAllow", "Ordered list of plug-ins to do "
-         "authorization on secure port (AlwaysAllow, AlwaysDeny)."],
+        ["authorization-mode", None, "Node,RBAC", "Ordered list of plug-ins to do "
+         "authorization on secure port (AlwaysAllow,AlwaysDeny,ABAC,Webhook,RBAC,Node). "
+         "Defaults to Node,RBAC (what kubeadm and k3s run; kube-apiserver's own default is "
+         "AlwaysAllow)."],
         ["enable-admission-plugins", None, "", "admission plugins that should be enabled in "
          "addition to default enabled ones (" + ", ".join(_default_admission_plugins()) + "). "
          "Comma-delimited list of admission plugins: " + ", ".join(_known_admission_plugins()) +

@@ -147,7 +147,8 @@ def build_chain(clock: Clock, modes=("AlwaysAllow",), max_inflight: int = 400,
                            enable_priority_and_fairness=priority_and_fairness),
         authenticator=new_request_authenticator(
             token_authenticators=[tokens, sa_tokens.authenticator(clock)]),
-        authorizer=authorization.from_modes(list(modes)),
+        authorizer=authorization.from_modes(
+            list(modes), authorization.AuthorizerConfig(storage=storage, reactor=clock)),
         version_info={"major": "1", "minor": "32", "gitVersion": "v1.32.0"},
         server_address="192.0.2.10:6443", shutdown_check=shutdown_check,
         max_requests_inflight=max_inflight, max_mutating_requests_inflight=max_mutating,

@@ -32,7 +32,7 @@ class OptionsTests(SynchronousTestCase):
         self.assertEqual(o["etcd-servers"], [])
         self.assertEqual(o["service-node-port-range"], (30000, 32767))
         self.assertEqual(o["request-timeout"], 60.0)
-        self.assertEqual(o["authorization-mode"], ["AlwaysAllow"])
+        self.assertEqual(o["authorization-mode"], ["Node", "RBAC"])
         self.assertTrue(o["write-kubeconfig"].endswith("kubetwist-data/admin.kubeconfig"))
 
     def test_bad_values_are_one_line_errors(self):
@@ -40,7 +40,7 @@ class OptionsTests(SynchronousTestCase):
         self.assertEqual(self.refused("--secure-port=abc"),
                          'Error: invalid value "abc" for --secure-port: must be an integer')
         self.assertIn("--service-cluster-ip-range", self.refused("--service-cluster-ip-range=x"))
-        self.assertIn("RBAC", self.refused("--authorization-mode=RBAC"))
+        self.assertIn("Bogus", self.refused("--authorization-mode=Bogus"))
         self.assertIn("not a valid port range", self.refused("--service-node-port-range=9-1"))
         self.assertIn("etcd-servers", self.refused("--etcd-servers=localhost:2379"))
         self.assertIn("duration", self.refused("--request-timeout=soon"))

@@ -219,3 +219,4 @@ def forbidden_message(attributes: Attributes, reason: str) -> str:
 
 # the modes beyond AlwaysAllow/AlwaysDeny register themselves in MODE_FACTORIES
 from kubetwist.authorization import modes as _modes  # noqa: E402,F401
+from kubetwist.authorization import rbac as _rbac  # noqa: E402,F401

@@ -211,6 +211,14 @@ class KubeAPIServer:
         self.server.add_post_start_hook("bootstrap-controller", self.bootstrap)
         self.server.add_post_start_hook("start-system-namespaces-controller",
                                         self.namespace_controller.resume)
+        from kubetwist.registry.rbac.bootstrap import ensure_rbac_policy
+
+        self.server.add_post_start_hook("rbac/bootstrap-roles",
+                                        lambda: ensure_rbac_policy(self.stores))
+        from kubetwist.controlplane.clusterroleaggregation import install_aggregation
+
+        self.clusterrole_aggregation = install_aggregation(self.server, storage, self.stores,
+                                                           clock)
         self.server.add_post_start_hook("scheduling/bootstrap-system-priority-classes",
                                         self.bootstrap_priority_classes)
         from kubetwist.controlplane.garbagecollector import install_collectors

@@ -81,6 +81,7 @@ class UnionTests(SynchronousTestCase):
         with self.assertRaises(ValueError) as ctx:
             authorization.from_modes(["RBAC2"])
         self.assertEqual(str(ctx.exception), 'authorization-mode "RBAC2" is not a valid mode')
+        self.assertIn("RBAC", authorization.MODE_FACTORIES)
 
 
 class AttributesTests(SynchronousTestCase):

@@ -23,7 +23,8 @@ from tests.integration.harness import (
 
 
 class ReviewAcceptanceTests(ServerTestMixin, SynchronousTestCase):
-    """One server (AlwaysAllow, a token file with C{jane-token}) for the class."""
+    """One server (C{--authorization-mode=AlwaysAllow}, a token file with C{jane-token}) for
+    the class."""
 
     @classmethod
     def start_fixture(cls) -> ServerFixture:
@@ -31,7 +32,8 @@ class ReviewAcceptanceTests(ServerTestMixin, SynchronousTestCase):
         token_file = os.path.join(server.work_dir, "tokens.csv")
         with open(token_file, "w") as f:
             f.write("jane-token,jane,2,devs\n")
-        server.extra_args.append(f"--token-auth-file={token_file}")
+        server.extra_args += [f"--token-auth-file={token_file}",
+                              "--authorization-mode=AlwaysAllow"]
         try:
             server.start()
         except BaseException:

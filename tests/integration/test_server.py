@@ -47,7 +47,8 @@ class TokenAuthTests(ServerTestMixin, SynchronousTestCase):
         notify.bind(notify_path)
         notify.setblocking(False)
         server = KubeAPIProcess(
-            extra_args=[f"--token-auth-file={token_file}"],
+            # authentication is what this class tests: the token user may do everything
+            extra_args=[f"--token-auth-file={token_file}", "--authorization-mode=AlwaysAllow"],
             env={"NOTIFY_SOCKET": notify_path},
             kubeconfig=os.path.join(work, "not-yet", "custom.kubeconfig"),
         )

@@ -80,12 +80,28 @@ class TokenAcceptanceTests(ServerTestMixin, SynchronousTestCase):
                          'error: failed to create token: serviceaccounts "missing" not found')
 
     def test_token_authenticates(self) -> None:
-        """The token (no client certificate) is the ServiceAccount: requests are served; a
-        token for another audience or a tampered one is 401."""
+        """The token (no client certificate) is the ServiceAccount: refused by RBAC (the
+        default mode) as that user until a RoleBinding grants it, then served; a token for
+        another audience or a tampered one is 401."""
         self.wait_default_sa()
         token = self.server.kubectl("create", "token", "default").stdout.strip()
-        r = self.server.request("GET", "/api/v1/namespaces/default/serviceaccounts/default",
-                                client_cert=False, token=token)
+        path = "/api/v1/namespaces/default/serviceaccounts/default"
+        r = self.server.request("GET", path, client_cert=False, token=token)
+        self.assertEqual(r.status, 403)
+        self.assertEqual(r.json()["message"], (
+            'serviceaccounts "default" is forbidden: User "system:serviceaccount:default:'
+            'default" cannot get resource "serviceaccounts" in API group "" in the namespace '
+            '"default"'))
+        self.server.kubectl("create", "role", "sa-reader", "--verb=get",
+                            "--resource=serviceaccounts")
+        self.server.kubectl("create", "rolebinding", "default-sa-reader", "--role=sa-reader",
+                            "--serviceaccount=default:default")
+        deadline = time.monotonic() + 10
+        while True:
+            r = self.server.request("GET", path, client_cert=False, token=token)
+            if r.status != 403 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         self.assertEqual(r.status, 200)
         self.assertEqual(r.json()["metadata"]["name"], "default")
         r = self.server.request("GET", "/api/v1/namespaces", client_cert=False,

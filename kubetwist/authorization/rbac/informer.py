@@ -1,0 +1,127 @@
+# -*- test-case-name: tests.authorization.test_rbac -*-
+"""
+A list+watch of one storage prefix kept in memory, as a client-go informer keeps it for
+upstream's RBAC authorizer (C{rbaclisters} over shared informers): one C{get_list} at
+resourceVersion C{"0"} (served by the watch cache), then one recursive C{watch} from the list's
+revision; a watch that ends is followed by a fresh list after C{RELIST_DELAY} seconds.
+
+Nothing here blocks: callers read L{Informer.items} (the current objects) at any time, and
+L{Informer.wait_synced} gives a Deferred of the first complete list.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from twisted.internet.defer import Deferred, ensureDeferred, succeed
+from twisted.logger import Logger
+
+__all__ = ["Informer", "RELIST_DELAY"]
+
+log = Logger()
+
+#: Seconds between a lost watch (or a failed list) and the next list.
+RELIST_DELAY = 1.0
+
+
+def object_key(obj: dict) -> tuple[str, str]:
+    """C{(namespace, name)} of a stored object (namespace C{""} when cluster-scoped)."""
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or ""
+
+
+class Informer:
+    """
+    @param storage: an L{IStorage <kubetwist.storage.interfaces.IStorage>} (the Cacher).
+    @param clock: C{IReactorTime}, for relists.
+    @param prefix: the key prefix, e.g. C{/registry/clusterroles}.
+    @param on_change: called after every change of L{items}: C{on_change(None)} after a
+        list, C{on_change((namespace, name))} after an added, modified or deleted object.
+    @ivar items: C{{(namespace, name): object}}, the last state seen.
+    @ivar synced: whether a first list has completed.
+    """
+
+    def __init__(self, storage: Any, clock: Any, prefix: str,
+                 on_change: Callable[[Optional[tuple[str, str]]], Any]) -> None:
+        self.storage = storage
+        self.clock = clock
+        self.prefix = prefix
+        self.on_change = on_change
+        self.items: dict[tuple[str, str], dict] = {}
+        self.synced = False
+        self.started = False
+        self._stopped = False
+        self._watch: Any = None
+        self._waiters: list[Deferred] = []
+        self._call: Any = None
+
+    def start(self) -> None:
+        """Begin listing and watching (idempotent)."""
+        if self.started:
+            return
+        self.started = True
+        self._run()
+
+    def stop(self) -> None:
+        """Stop watching; no further relists."""
+        self._stopped = True
+        if self._call is not None and self._call.active():
+            self._call.cancel()
+        if self._watch is not None:
+            self._watch.stop()
+
+    def wait_synced(self) -> Deferred:
+        """A Deferred fired (with L{None}) once the first list has completed."""
+        if self.synced:
+            return succeed(None)
+        d: Deferred = Deferred()
+        self._waiters.append(d)
+        return d
+
+    def _run(self) -> None:
+        self._call = None
+        if self._stopped:
+            return
+        ensureDeferred(self._list_and_watch()).addErrback(self._failed)
+
+    def _failed(self, failure: Any) -> None:
+        log.failure("RBAC informer of {prefix} failed; relisting", failure, prefix=self.prefix)
+        self._relist_later()
+
+    def _relist_later(self) -> None:
+        if not self._stopped and (self._call is None or not self._call.active()):
+            self._call = self.clock.callLater(RELIST_DELAY, self._run)
+
+    async def _list_and_watch(self) -> None:
+        result = await self.storage.get_list(self.prefix, recursive=True, resource_version="0")
+        if self._stopped:
+            return
+        self.items = {object_key(o): o for o in result.items}
+        self.synced = True
+        self.on_change(None)
+        waiters, self._waiters = self._waiters, []
+        for d in waiters:
+            d.callback(None)
+        watch = self.storage.watch(self.prefix, result.resource_version, recursive=True)
+        self._watch = watch
+        watch.subscribe(lambda event: self._event(watch, event))
+        watch.done.addBoth(lambda _: self._ended(watch))
+
+    def _event(self, watch: Any, event: Any) -> None:
+        key = object_key(event.object) if isinstance(event.object, dict) else ("", "")
+        if event.type in ("ADDED", "MODIFIED"):
+            self.items[key] = event.object
+        elif event.type == "DELETED":
+            self.items.pop(key, None)
+        elif event.type == "ERROR":
+            watch.stop()
+            return
+        else:
+            return
+        self.on_change(key)
+
+    def _ended(self, watch: Any) -> Optional[None]:
+        if self._watch is watch:
+            self._watch = None
+            self._relist_later()
+        return None
