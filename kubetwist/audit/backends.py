@@ -40,8 +40,8 @@ FORMAT_JSON, FORMAT_LEGACY = "json", "legacy"
 @dataclass
 class AuditMetrics:
     """
-    Upstream's audit metrics (C{pkg/audit/metrics.go}), as counters: kubetwist serves no
-    C{/metrics} yet.
+    Upstream's audit metrics (C{pkg/audit/metrics.go}), as process-wide counters; C{/metrics}
+    reads them at scrape time (L{kubetwist.server.metrics}).
 
     @ivar event_total: C{apiserver_audit_event_total}, events generated and sent to a backend.
     @ivar error_total: C{apiserver_audit_error_total}: C{plugin -> events dropped or failed}.

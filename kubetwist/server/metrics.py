@@ -14,7 +14,9 @@ live in one test process).  Request metrics carry upstream's names, types, label
  - C{apiserver_current_inflight_requests} (gauge; C{request_kind} C{readOnly} / C{mutating},
    read from the in-flight filter at scrape time),
 
-plus the process, platform and garbage-collector collectors of C{prometheus-client} (upstream
+C{apiserver_audit_event_total}, C{apiserver_audit_error_total} and
+C{apiserver_audit_requests_rejected_total} from the audit backends' counters, plus the
+process, platform and garbage-collector collectors of C{prometheus-client} (upstream
 writes Go's C{process_*} and C{go_*}; Python's are C{process_*} and C{python_*}).
 
 Labels follow upstream's C{MonitorRequest}: C{verb} is the installer's action verb
@@ -35,7 +37,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
@@ -112,6 +114,31 @@ class _InflightCollector:
         yield family
 
 
+class _AuditCollector:
+    """Upstream's audit counters (C{pkg/audit/metrics.go}), read from
+    L{kubetwist.audit.backends.METRICS} at scrape time."""
+
+    def collect(self) -> Iterable[Any]:
+        from kubetwist.audit.backends import METRICS
+
+        events = CounterMetricFamily(
+            "apiserver_audit_event", "Counter of audit events generated and sent to the audit "
+            "backend.")
+        events.add_metric([], METRICS.event_total)
+        yield events
+        errs = CounterMetricFamily(
+            "apiserver_audit_error", "Counter of audit events that failed to be audited "
+            "properly. Plugin identifies the plugin affected by the error.", labels=["plugin"])
+        for plugin, n in sorted(METRICS.error_total.items()):
+            errs.add_metric([plugin], n)
+        yield errs
+        rejected = CounterMetricFamily(
+            "apiserver_audit_requests_rejected", "Counter of apiserver requests rejected due to "
+            "an error in audit logging backend.")
+        rejected.add_metric([], METRICS.requests_rejected_total)
+        yield rejected
+
+
 class APIServerMetrics:
     """
     The metrics of one API server process (see the module docstring).
@@ -148,6 +175,7 @@ class APIServerMetrics:
             "Gauge of all active long-running apiserver requests broken out by verb, group, "
             "version, resource, scope and component. Not all requests are tracked this way.",
             _SIZE_LABELS, registry=r)
+        r.register(_AuditCollector())
         if process_collectors:
             ProcessCollector(registry=r)
             PlatformCollector(registry=r)

@@ -1140,10 +1140,12 @@ class KubectlAcceptanceMixin(ServerTestMixin):
 
     def test_unauthenticated(self) -> None:
         """
-        A request with neither a client certificate nor a token gets 401 and upstream's
-        C{Unauthorized} Status.
+        A request whose credentials are invalid gets 401 and upstream's C{Unauthorized}
+        Status; one with none is C{system:anonymous} (C{--anonymous-auth}, on by default),
+        whom the default C{Node,RBAC} authorization refuses with 403, as upstream.
         """
-        response = self.server.request("GET", "/api/v1/namespaces", client_cert=False)
+        response = self.server.request("GET", "/api/v1/namespaces", client_cert=False,
+                                       token="not-a-token")
         self.assertEqual(response.status, 401)
         self.assertEqual(
             response.json(),
@@ -1157,6 +1159,12 @@ class KubectlAcceptanceMixin(ServerTestMixin):
                 "code": 401,
             },
         )
+        response = self.server.request("GET", "/api/v1/namespaces", client_cert=False)
+        self.assertEqual(response.status, 403)
+        self.assertEqual(
+            response.json()["message"],
+            'namespaces is forbidden: User "system:anonymous" cannot list resource '
+            '"namespaces" in API group "" at the cluster scope')
 
 
 class EmbeddedStoreKubectlTests(KubectlAcceptanceMixin, SynchronousTestCase):

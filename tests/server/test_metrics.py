@@ -22,6 +22,10 @@ def _samples(text: str, name: str) -> dict[tuple, float]:
     return out
 
 
+def _names(text: str) -> set[str]:
+    return {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+
+
 def _key(**labels: str) -> tuple:
     base = {"dry_run": "", "group": "", "version": "", "resource": "", "subresource": "",
             "scope": "", "component": "apiserver"}
@@ -88,6 +92,7 @@ class MetricsTests(KubeTestCase):
         self.assertEqual(set(inflight), {(("request_kind", "readOnly"),),
                                          (("request_kind", "mutating"),)})
         self.assertIn("process_resident_memory_bytes", text)
+        self.assertIn("apiserver_audit_event_total", _names(text))
 
     def test_apply_verb(self) -> None:
         """A server-side apply patch is counted as APPLY."""
