@@ -6,11 +6,8 @@ C{context.Context} values that the filters set
 C{WithReceivedTimestamp}), as ONE typed object on the request: C{request.kube_context}, a
 L{RequestContext}.
 
-Handlers, REST objects and filters read it with L{context_of}.  The names older code reads
-and writes on the request (C{request.kube_info},
-C{request.kube_user}, C{request.kube_warnings}) stay working: they are properties over the
-context (L{attach} gives the request's class a subclass with those properties), so a write
-through either name is seen through the other.
+Handlers, REST objects and filters read and write it with L{context_of}; nothing else is kept
+as loose attributes on the request.
 """
 
 from __future__ import annotations
@@ -53,67 +50,14 @@ class RequestContext:
     audit: Any = None
 
 
-class _ContextAliases:
-    """The old loose request attributes, as properties over L{RequestContext}."""
-
-    @property
-    def kube_info(self) -> Any:
-        return context_of(self).request_info
-
-    @kube_info.setter
-    def kube_info(self, value: Any) -> None:
-        context_of(self).request_info = value
-
-    @property
-    def kube_user(self) -> Any:
-        return context_of(self).user
-
-    @kube_user.setter
-    def kube_user(self, value: Any) -> None:
-        context_of(self).user = value
-
-    @property
-    def kube_warnings(self) -> list[str]:
-        return context_of(self).warnings
-
-    @kube_warnings.setter
-    def kube_warnings(self, value: list[str]) -> None:
-        context_of(self).warnings = value
-
-
-_ALIASED: dict[type, type] = {}
-
-
-def _aliased_class(cls: type) -> type:
-    sub = _ALIASED.get(cls)
-    if sub is None:
-        sub = _ALIASED[cls] = type(cls.__name__, (_ContextAliases, cls), {
-            "__module__": cls.__module__, "__qualname__": cls.__qualname__})
-    return sub
-
-
 def attach(request: Any, context: Optional[RequestContext] = None) -> RequestContext:
     """
-    Give C{request} a context (a new one unless C{context} is given) and the alias
-    properties; values already set through the old names are kept.
+    Give C{request} a context (a new one unless C{context} is given, or the one it has).
 
     @return: the request's context.
     """
-    cls = type(request)
-    previous = {}
-    if not issubclass(cls, _ContextAliases):
-        previous = {k: request.__dict__.pop(k) for k in ("kube_info", "kube_user",
-                                                         "kube_warnings")
-                    if k in request.__dict__}
-        request.__class__ = _aliased_class(cls)
     ctx = context or request.__dict__.get(CONTEXT_ATTR) or RequestContext()
     request.__dict__[CONTEXT_ATTR] = ctx
-    if "kube_info" in previous:
-        ctx.request_info = previous["kube_info"]
-    if "kube_user" in previous:
-        ctx.user = previous["kube_user"]
-    if "kube_warnings" in previous:
-        ctx.warnings = previous["kube_warnings"]
     return ctx
 
 
