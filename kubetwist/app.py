@@ -23,9 +23,9 @@ from typing import Any, Optional
 from twisted.application.service import MultiService
 from twisted.internet import defer, task
 from twisted.logger import Logger
-from twisted.web.server import Site
 
 from kubetwist import authorization
+from kubetwist.server.channel import KubeSite
 from kubetwist.server.healthz import HealthCheck
 from kubetwist.server.reuseport import secure_endpoint
 
@@ -228,7 +228,7 @@ class KubeAPIService(MultiService):
                 log.failure("kubetwist failed to start")
             self._fatal(f"kubetwist: cannot start: {e}")
             return
-        site = Site(self.chain)
+        site = KubeSite(self.chain)
         site.displayTracebacks = False
         site.noisy = False
         # no access-log line per request: kube-apiserver logs requests only at high verbosity
