@@ -82,6 +82,15 @@ class KubeAPIService(MultiService):
             return "127.0.0.1"
         return f"[{bind}]" if ":" in bind else bind
 
+    def _secure_data_dir(self) -> None:
+        """The data directory (embedded store, CA key, admin kubeconfig) is the owner's alone:
+        created 0700, or changed to 0700 with a warning in the log."""
+        from kubetwist.storage.sqlite import secure_directory
+
+        warning = secure_directory(self.options["data-dir"])
+        if warning:
+            log.warn("{problem}", problem=warning)
+
     def build_storage(self) -> Any:
         """
         The storage backend (etcd3 over the gateway, with TLS when configured, or the
@@ -107,10 +116,11 @@ class KubeAPIService(MultiService):
         else:
             from kubetwist.storage.sqlite import SQLiteStorage
 
-            os.makedirs(o["data-dir"], exist_ok=True)
+            self._secure_data_dir()
             storage = with_encryption_config(SQLiteStorage(
                 self.reactor, os.path.join(o["data-dir"], "state.db"), o["etcd-prefix"],
-                lock_path=os.path.join(o["data-dir"], "state.db.lock")), encryption)
+                lock_path=os.path.join(o["data-dir"], "state.db.lock"),
+                sync=o.get("embedded-sync", "normal")), encryption)
         self.compactor = CompactorService(
             storage, self.reactor,
             o.get("etcd-compaction-interval", DEFAULT_COMPACTION_INTERVAL),
@@ -130,6 +140,7 @@ class KubeAPIService(MultiService):
 
         o = self.options
         printers.set_clock(self.reactor.seconds)
+        self._secure_data_dir()
         advertise = self._advertise_address()
         ips = [advertise]
         if o["bind-address"] not in ("0.0.0.0", "::"):
