@@ -410,6 +410,46 @@ class YAMLAliasTests(KubeTestCase):
         self.assertEqual((code, obj["metadata"]["annotations"]), (201, {"a": "b"}))
 
 
+class YAMLSyntaxTests(KubeTestCase):
+    """Malformed YAML gets go-yaml's text (recorded from kube-apiserver v1.32); bodies are
+    parsed with libyaml, whose errors go-yaml shares."""
+
+    def test_messages(self):
+        for body, error in (
+            ("a: b: c", "yaml: mapping values are not allowed in this context"),
+            ("a: [1, 2", "yaml: line 1: did not find expected ',' or ']'"),
+            ("- a\nb: c", "yaml: line 1: did not find expected '-' indicator"),
+            ("a:\n\t- b", "yaml: line 2: found character that cannot start any token"),
+            ("a: &x 1\nb: *y", "yaml: unknown anchor 'y' referenced"),
+            ("metadata:\n  name: x\n  labels: 'x", "yaml: line 3: found unexpected end of stream"),
+            ('metadata:\n  name: x\ndata:\n  k: "\\q"',
+             "yaml: line 4: found unknown escape character"),
+            ("a: 1\n  b: 2", "yaml: line 2: mapping values are not allowed in this context"),
+        ):
+            code, obj, _ = self.request("POST", CM + "?dryRun=All", body,
+                                        content_type="application/yaml")
+            self.assertEqual((code, obj["message"].rsplit(" (", 1)[0]), (
+                400, f"the object provided is unrecognized (must be of type ConfigMap): {error}"))
+            code, obj, _ = self.request("PATCH", CM + "/x?dryRun=All&fieldManager=m", body,
+                                        content_type="application/apply-patch+yaml")
+            self.assertEqual((code, obj["message"]), (
+                400, f"error decoding YAML: error converting YAML to JSON: {error}"))
+
+    def test_deep(self):
+        """Nesting past libyaml's 1000 levels is refused with go-yaml's text for its own
+        limit (upstream takes up to 10000: a known difference); never a 500."""
+        body = "foo: " + "[" * 1001 + "]" * 1001
+        code, obj, _ = self.request("POST", CM + "?dryRun=All", body,
+                                    content_type="application/yaml")
+        self.assertEqual((code, obj["message"].rsplit(" (", 1)[0]), (
+            400, "the object provided is unrecognized (must be of type ConfigMap): yaml: "
+                 "exceeded max depth of 10000"))
+        body = "metadata:\n  name: deep\nfoo: " + "[" * 999 + "]" * 999
+        code, obj, _ = self.request("POST", CM + "?dryRun=All", body,
+                                    content_type="application/yaml")
+        self.assertEqual(code, 201, obj)
+
+
 class ApplyTests(KubeTestCase):
     """Server-side apply of values of the wrong type: structured-merge-diff's errors, then
     Go's conversion of the merged object (recorded from kube-apiserver v1.32)."""
