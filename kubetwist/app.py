@@ -239,6 +239,10 @@ class KubeAPIService(MultiService):
                 log.failure("kubetwist failed to start")
             self._fatal(f"kubetwist: cannot start: {e}")
             return
+        from kubetwist.endpoints import offload
+
+        # large bodies are decoded and patched on the reactor's thread pool
+        offload.configure(self.reactor, self.reactor.getThreadPool())
         site = KubeSite(self.chain)
         site.displayTracebacks = False
         site.noisy = False

@@ -21,6 +21,7 @@ from twisted.logger import Logger
 from kubetwist.apimachinery import fieldmanager as fmlib
 from kubetwist.apimachinery import patch as patchlib
 from kubetwist.apimachinery.fieldmanager import typed as fmtyped
+from kubetwist.endpoints import offload
 from kubetwist.endpoints import table as tablelib
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.negotiation import Output, check_transform, negotiate
@@ -410,7 +411,8 @@ class ResourceHandlers:
         dry = opts.dry_run(q)
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""), None, False,
                                      "CreateOptions")
-        obj = self.decode_object(request, read_body(request))
+        body = read_body(request)
+        obj = await offload.run(len(body), self.decode_object, request, body)
         self._default(self.store, obj)
         warnings = list(self.store.strategy.warnings(obj))
         if list(self.spec.verbs or ()) != ["create"]:
@@ -433,7 +435,8 @@ class ResourceHandlers:
             return await store.update(request, self, namespace, name, out, dry)
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""), None, False,
                                      "UpdateOptions")
-        obj = self.decode_object(request, read_body(request))
+        body = read_body(request)
+        obj = await offload.run(len(body), self.decode_object, request, body)
         self._default(store, obj)
         warnings = list(store.strategy.warnings(obj))
         fm, manager = self.field_manager(subresource), self.manager_name(request)
@@ -469,18 +472,20 @@ class ResourceHandlers:
                                            body)
         if not isinstance(store, Store):
             return await store.patch(request, self, namespace, name, out, dry, ctype, body)
-        apply_patch = self.patch_applier(ctype, body, store, request)
+        apply_patch = await offload.run(len(body), self.patch_applier, ctype, body, store,
+                                        request)
         admission = self._admission(request, namespace, name, subresource, dry)
         fm, manager = self.field_manager(subresource), self.manager_name(request)
 
         async def transform(current: Optional[dict]) -> dict:
             if current is None:
                 if is_apply:
-                    return apply_patch({})
+                    return await offload.run(len(body), apply_patch, {})
                 raise errors.new_not_found(self.spec.group, self.spec.resource, name)
             if is_apply:
-                return apply_patch(current)
-            return fm.update(current, apply_patch(copy.deepcopy(current)), manager)
+                return await offload.run(len(body), apply_patch, current)
+            patched = await offload.run(len(body), apply_patch, copy.deepcopy(current))
+            return fm.update(current, patched, manager)
 
         result, created = await store.update(
             namespace, name, transform, admission, dry,
