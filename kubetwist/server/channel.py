@@ -79,7 +79,7 @@ class KubeHTTPChannel(http.HTTPChannel):
         self.dataReceived = lambda data: None  # type: ignore[method-assign]
         self.transport.write(TOO_LARGE_RESPONSE)
         self.setTimeout(None)
-        self.callLater(CLOSE_DELAY, self.transport.loseConnection)
+        self.callLater(CLOSE_DELAY, self.loseConnection)
 
 
 class KubeH2Connection(H2Connection):

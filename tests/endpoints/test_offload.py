@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 
 from twisted.internet import reactor
@@ -28,6 +29,15 @@ class OffloadTests(TestCase):
         self.assertNotEqual(there, here)
         with self.assertRaises(ZeroDivisionError):
             await offload.run(offload.THRESHOLD, lambda: 1 / 0)
+
+    async def test_gc_paused(self) -> None:
+        """The cyclic collector is paused while pool work runs, and enabled again after."""
+        self.assertTrue(gc.isenabled())
+        self.assertFalse(await offload.run(offload.THRESHOLD, gc.isenabled))
+        self.assertTrue(gc.isenabled())
+        with self.assertRaises(ZeroDivisionError):
+            await offload.run(offload.THRESHOLD, lambda: 1 / 0)
+        self.assertTrue(gc.isenabled())
 
     async def test_small_inline(self) -> None:
         """Smaller bodies, and any body without a configured pool, run inline."""

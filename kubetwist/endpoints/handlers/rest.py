@@ -474,17 +474,20 @@ class ResourceHandlers:
             return await store.patch(request, self, namespace, name, out, dry, ctype, body)
         apply_patch = await offload.run(len(body), self.patch_applier, ctype, body, store,
                                         request)
+        # a small JSON patch of copy operations may build up to 3 MiB
+        work = offload.THRESHOLD if ctype == codec.JSON_PATCH and b'"copy"' in body \
+            else len(body)
         admission = self._admission(request, namespace, name, subresource, dry)
         fm, manager = self.field_manager(subresource), self.manager_name(request)
 
         async def transform(current: Optional[dict]) -> dict:
             if current is None:
                 if is_apply:
-                    return await offload.run(len(body), apply_patch, {})
+                    return await offload.run(work, apply_patch, {})
                 raise errors.new_not_found(self.spec.group, self.spec.resource, name)
             if is_apply:
-                return await offload.run(len(body), apply_patch, current)
-            patched = await offload.run(len(body), apply_patch, copy.deepcopy(current))
+                return await offload.run(work, apply_patch, current)
+            patched = await offload.run(work, apply_patch, copy.deepcopy(current))
             return fm.update(current, patched, manager)
 
         result, created = await store.update(
