@@ -73,10 +73,31 @@ def _decode_error(err: json.JSONDecodeError) -> str:
     return f"invalid character '{text[pos]}' looking for beginning of value"
 
 
+class _DepthError(ValueError):
+    """JSON nested past Go's 10000 levels (C{encoding/json}: C{exceeded max depth})."""
+
+
 def _loads(body: bytes | str) -> Any:
+    """
+    Parse a patch body; nesting deeper than Python's recursion limit (which Go accepts up to
+    10000 levels) goes through the iterative parser.
+
+    @raise json.JSONDecodeError: malformed JSON.
+    @raise _DepthError: more than 10000 levels.
+    """
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
-    return json.loads(body)
+    try:
+        return json.loads(body)
+    except RecursionError:
+        from kubetwist.runtime import jsonparse
+
+        try:
+            return jsonparse.loads(body)
+        except jsonparse.DepthError:
+            raise _DepthError("exceeded max depth") from None
+        except ValueError as e:
+            raise json.JSONDecodeError(str(e), body, 0) from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -350,6 +371,8 @@ def apply_json_patch(doc: dict, patch_bytes: bytes | str) -> dict:
         ops = _loads(patch_bytes)
     except json.JSONDecodeError as e:
         raise new_bad_request(_decode_error(e)) from None
+    except _DepthError as e:
+        raise new_bad_request(str(e)) from None
     if ops is None:
         ops = []
     if not isinstance(ops, list):
@@ -427,7 +450,7 @@ def apply_merge_patch(doc: dict, patch_bytes: bytes | str) -> Any:
     """
     try:
         patch = _loads(patch_bytes)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, _DepthError):
         raise new_bad_request("Invalid JSON Patch") from None
     if isinstance(patch, list):
         _prune_nulls(patch)

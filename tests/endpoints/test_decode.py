@@ -148,6 +148,24 @@ class CreateTests(KubeTestCase):
             '({"apiVersion":"v1","kind":"Con ...)')
 
 
+class CreateResourceVersionTests(KubeTestCase):
+    """A create with a resourceVersion (recorded from kube-apiserver v1.32): one that parses
+    as a non-zero unsigned integer is etcd3 store's plain error, a 500 without reason; any
+    other is ignored."""
+
+    def test_resource_version(self) -> None:
+        for i, rv in enumerate((" ", "abc", "0", "00", "+5", "-1")):
+            body = {"metadata": {"name": f"rv{i}", "resourceVersion": rv}}
+            code, obj, _ = self.request("POST", CM, body)
+            self.assertEqual(code, 201, (rv, obj))
+        code, obj, _ = self.request("POST", CM,
+                                    {"metadata": {"name": "rv", "resourceVersion": "5"}})
+        self.assertEqual((code, obj), (500, {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "resourceVersion should not be set on objects to be created",
+            "code": 500}))
+
+
 class UpdateTests(KubeTestCase):
     def test_put(self) -> None:
         self.request("POST", DEPLOY, _deployment())
