@@ -85,15 +85,19 @@ def _loads(body: bytes | str) -> Any:
     @raise json.JSONDecodeError: malformed JSON.
     @raise _DepthError: more than 10000 levels.
     """
+    from kubetwist.runtime import jsonparse
+
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        pass  # lone surrogates, nesting past 1024 levels, integers past 64 bits, errors
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
     try:
-        return json.loads(body)
+        return jsonparse.fix_surrogates(json.loads(body))
     except RecursionError:
-        from kubetwist.runtime import jsonparse
-
         try:
-            return jsonparse.loads(body)
+            return jsonparse.fix_surrogates(jsonparse.loads(body))
         except jsonparse.DepthError:
             raise _DepthError("exceeded max depth") from None
         except ValueError as e:

@@ -516,7 +516,9 @@ def decode_body(body: bytes, content_type: str) -> Any:
             except orjson.JSONDecodeError:
                 pass
         try:
-            return _yaml_numbers(_load_yaml(body))
+            from kubetwist.runtime import jsonparse
+
+            return jsonparse.fix_surrogates(_yaml_numbers(_load_yaml(body)))
         except (yaml.YAMLError, YAMLAliasError) as e:
             text = str(e) if isinstance(e, YAMLAliasError) else go_yaml_error(e, body)
             err = errors.new_bad_request(f"error converting YAML to JSON: {text}")
@@ -534,7 +536,7 @@ def _slow_json(body: bytes, err: Exception) -> Any:
     from kubetwist.runtime import jsonparse
 
     try:
-        return jsonparse.loads(body)
+        return jsonparse.fix_surrogates(jsonparse.loads(body))
     except jsonparse.DepthError as e:
         raise JSONSyntaxError(str(e)) from None
     except (ValueError, UnicodeDecodeError):

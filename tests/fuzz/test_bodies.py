@@ -22,11 +22,12 @@ from tests.support import KubeTestCase
 #: Answers that are 500 upstream too, by patch type (recorded from kube-apiserver v1.32):
 #: server-side apply's type errors (structured-merge-diff; tests/endpoints/test_decode.py
 #: ApplyTests) and a strategic merge patch's unknown C{$patch} directive (C{unknown patch type:
-#: merge in map: map[$patch:merge]}), and a create with a resourceVersion that parses.
+#: merge in map: map[$patch:merge]}) or a directive of the wrong type (C{expected a []interface
+#: {}, but received a string}), and a create with a resourceVersion that parses.
 UPSTREAM_500_PREFIXES = {
     "application/apply-patch+yaml": ("failed to create typed patch object",
                                      "failed to convert new object"),
-    "application/strategic-merge-patch+json": ("unknown patch type: ",),
+    "application/strategic-merge-patch+json": ("unknown patch type: ", "expected a "),
     "create": ("resourceVersion should not be set on objects to be created",),
 }
 
