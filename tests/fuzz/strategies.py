@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from kubetwist.runtime import types as typetables
 
 settings.register_profile(
-    "ci", max_examples=60, deadline=None, derandomize=True, database=None,
+    "ci", max_examples=300, deadline=None, derandomize=True, database=None,
     suppress_health_check=list(HealthCheck), print_blob=True)
 settings.register_profile(
     "long", max_examples=2000, deadline=None, database=None,

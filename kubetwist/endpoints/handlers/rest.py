@@ -589,6 +589,7 @@ class ResourceHandlers:
         if type_name is not None:
             self._patch_typed(ctype, body, patched, type_name)
             self._patch_field_validation(request, ctype, body, patched, type_name)
+            typed.zero_null_elements(patched, type_name)
         self._default(store, patched)
         return patched
 
