@@ -24,12 +24,14 @@ from tests.support import KubeTestCase
 #: ApplyTests) and a strategic merge patch's unknown C{$patch} directive (C{unknown patch type:
 #: merge in map: map[$patch:merge]}) or a directive of the wrong type (C{expected a []interface
 #: {}, but received a string}) or a list mixing lists and maps (C{list element types are not
-#: identical: ...}), and a create with a resourceVersion that parses.
+#: identical: ...}) or a list element without its merge key (C{map: map[] does not contain
+#: declared merge key: name}), and a create with a resourceVersion that parses.
 UPSTREAM_500_PREFIXES = {
     "application/apply-patch+yaml": ("failed to create typed patch object",
                                      "failed to convert new object"),
     "application/strategic-merge-patch+json": ("unknown patch type: ", "expected a ",
-                                               "list element types are not identical: "),
+                                               "list element types are not identical: ",
+                                               "map: map[] does not contain declared merge key"),
     "create": ("resourceVersion should not be set on objects to be created",),
 }
 
