@@ -23,10 +23,10 @@ from typing import Any, Optional
 from twisted.application.service import MultiService
 from twisted.internet import defer, task
 from twisted.logger import Logger
-from twisted.web.server import Site
 
 from kubetwist import authorization
 from kubetwist.authorization import options as authorization_options
+from kubetwist.server.channel import KubeSite
 from kubetwist.server.healthz import HealthCheck
 from kubetwist.server.reuseport import secure_endpoint
 
@@ -83,6 +83,15 @@ class KubeAPIService(MultiService):
             return "127.0.0.1"
         return f"[{bind}]" if ":" in bind else bind
 
+    def _secure_data_dir(self) -> None:
+        """The data directory (embedded store, CA key, admin kubeconfig) is the owner's alone:
+        created 0700, or changed to 0700 with a warning in the log."""
+        from kubetwist.storage.sqlite import secure_directory
+
+        warning = secure_directory(self.options["data-dir"])
+        if warning:
+            log.warn("{problem}", problem=warning)
+
     def build_storage(self) -> Any:
         """
         The storage backend (etcd3 over the gateway, with TLS when configured, or the
@@ -108,10 +117,11 @@ class KubeAPIService(MultiService):
         else:
             from kubetwist.storage.sqlite import SQLiteStorage
 
-            os.makedirs(o["data-dir"], exist_ok=True)
+            self._secure_data_dir()
             storage = with_encryption_config(SQLiteStorage(
                 self.reactor, os.path.join(o["data-dir"], "state.db"), o["etcd-prefix"],
-                lock_path=os.path.join(o["data-dir"], "state.db.lock")), encryption)
+                lock_path=os.path.join(o["data-dir"], "state.db.lock"),
+                sync=o.get("embedded-sync", "normal")), encryption)
         self.compactor = CompactorService(
             storage, self.reactor,
             o.get("etcd-compaction-interval", DEFAULT_COMPACTION_INTERVAL),
@@ -130,6 +140,7 @@ class KubeAPIService(MultiService):
 
         o = self.options
         printers.set_clock(self.reactor.seconds)
+        self._secure_data_dir()
         advertise = self._advertise_address()
         ips = [advertise]
         if o["bind-address"] not in ("0.0.0.0", "::"):
@@ -240,7 +251,11 @@ class KubeAPIService(MultiService):
                 log.failure("kubetwist failed to start")
             self._fatal(f"kubetwist: cannot start: {e}")
             return
-        site = Site(self.chain)
+        from kubetwist.endpoints import offload
+
+        # large bodies are decoded and patched on the reactor's thread pool
+        offload.configure(self.reactor, self.reactor.getThreadPool())
+        site = KubeSite(self.chain)
         site.displayTracebacks = False
         site.noisy = False
         # no access-log line per request: kube-apiserver logs requests only at high verbosity

@@ -72,7 +72,7 @@ _GROUPS = [
                        "max-mutating-requests-inflight",
                        "min-request-timeout", "request-timeout", "shutdown-delay-duration"]),
     ("Misc flags", ["service-cluster-ip-range", "service-node-port-range"]),
-    ("kubetwist flags", ["data-dir", "write-kubeconfig", "reuse-port"]),
+    ("kubetwist flags", ["data-dir", "write-kubeconfig", "reuse-port", "embedded-sync"]),
 ]
 
 def _default_admission_plugins() -> list[str]:
@@ -339,6 +339,10 @@ class Options(usage.Options):
         ["reuse-port", None, "false", "kubetwist: listen with SO_REUSEPORT, so that several "
          "kubeapi processes on one etcd share --secure-port (the kernel spreads connections "
          "over them)."],
+        ["embedded-sync", None, "normal", "kubetwist: durability of the embedded store: normal "
+         "(SQLite synchronous=NORMAL: a process crash loses nothing, a power loss may lose the "
+         "last writes) or full (synchronous=FULL: every write is synced to disk before it is "
+         "answered)."],
     ]
 
     def _append(self, key: str, value: str) -> None:
@@ -585,6 +589,9 @@ class Options(usage.Options):
             raise usage.UsageError("--etcd-keyfile needs --etcd-certfile")
         o["etcd-compaction-interval"] = parse_duration(o["etcd-compaction-interval"])
         o["reuse-port"] = str(o["reuse-port"]).lower() in ("true", "1")
+        if o["embedded-sync"] not in ("normal", "full"):
+            raise usage.UsageError(
+                f'invalid --embedded-sync "{o["embedded-sync"]}": want normal or full')
         if bool(o["tls-cert-file"]) != bool(o["tls-private-key-file"]):
             raise usage.UsageError("--tls-cert-file and --tls-private-key-file go together")
         for key in ("tls-cert-file", "tls-private-key-file", "client-ca-file", "token-auth-file"):

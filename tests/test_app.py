@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from twisted.internet import defer
-from twisted.trial.unittest import SynchronousTestCase
+import os
+
+from twisted.internet import defer, reactor
+from twisted.trial.unittest import SynchronousTestCase, TestCase
 
 from kubetwist.app import KubeAPIService, storage_health_check
 from kubetwist.server.filters.chain import HandlerChain
@@ -41,3 +43,20 @@ class AssembleTests(KubeTestCase):
         self.assertIsInstance(self.chain, HandlerChain)
         self.assertEqual([p.name for p in self.kube.admission.plugins], [
             "NamespaceLifecycle", "ServiceAccount", "Priority", "DefaultTolerationSeconds"])
+
+
+class EmbeddedStoreTests(TestCase):
+    """The process's embedded store: --embedded-sync, and a private data directory."""
+
+    async def test_build_storage(self) -> None:
+        from kubetwist.tap import Options
+
+        data_dir = os.path.abspath(self.mktemp())
+        options = Options()
+        options.parseOptions([f"--data-dir={data_dir}", "--embedded-sync=full"])
+        service = KubeAPIService(reactor, dict(options), "v1.32.0")
+        storage = service.build_storage()
+        self.addCleanup(storage.stop)
+        await storage.ready
+        self.assertEqual(storage._conn.execute("PRAGMA synchronous").fetchone()[0], 2)
+        self.assertEqual(os.stat(os.path.join(data_dir, "state.db")).st_mode & 0o777, 0o600)

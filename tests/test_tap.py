@@ -64,6 +64,13 @@ class OptionsTests(SynchronousTestCase):
                        "--enable-priority-and-fairness=false")
         self.assertEqual(o["max-requests-inflight"], 0)
 
+    def test_embedded_sync(self):
+        """--embedded-sync is normal (SQLite's synchronous=NORMAL, as before) unless full."""
+        self.assertEqual(self.parse()["embedded-sync"], "normal")
+        self.assertEqual(self.parse("--embedded-sync=full")["embedded-sync"], "full")
+        self.assertEqual(self.refused("--embedded-sync=off"),
+                         'Error: invalid --embedded-sync "off": want normal or full')
+
     def test_durations(self):
         """Go durations parse into seconds."""
         self.assertEqual(parse_duration("1m0s"), 60.0)

@@ -11,7 +11,10 @@ the root, C{test} of a missing key against C{null} passes).
 
 Errors, as the handler maps them: a body that does not decode as a patch is 400 BadRequest
 with the decoder's text; more than 10000 operations is 413; any failure while applying is 422
-C{Invalid} with upstream's generic message (the library's text is not sent to the client).
+C{Invalid} with upstream's generic message (the library's text is not sent to the client),
+among them C{copy} operations whose copied values add up to more than 3 MiB (upstream's
+C{jsonpatch.AccumulatedCopySizeLimit}, set from C{JSONPatchMaxCopyBytes}): without it a 2 KB
+patch of one C{add} and a few dozen self-doubling C{copy} operations builds gigabytes.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import copy
 import json
 import re
 from typing import Any
+
+import orjson
 
 from kubetwist.runtime import gofmt
 from kubetwist.runtime.errors import (
@@ -33,6 +38,11 @@ __all__ = ["apply_json_patch", "apply_merge_patch", "MAX_JSON_PATCH_OPERATIONS",
 
 #: Upstream C{maxJSONPatchOperations}.
 MAX_JSON_PATCH_OPERATIONS = 10000
+
+#: Upstream C{JSONPatchMaxCopyBytes} (C{k8s.io/apiserver/pkg/server/config.go}, the request
+#: body limit), installed as C{jsonpatch.AccumulatedCopySizeLimit}: the most bytes of JSON the
+#: C{copy} operations of one patch may copy in total.
+MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024
 
 
 class JSONPatchError(Exception):
@@ -63,10 +73,35 @@ def _decode_error(err: json.JSONDecodeError) -> str:
     return f"invalid character '{text[pos]}' looking for beginning of value"
 
 
+class _DepthError(ValueError):
+    """JSON nested past Go's 10000 levels (C{encoding/json}: C{exceeded max depth})."""
+
+
 def _loads(body: bytes | str) -> Any:
+    """
+    Parse a patch body; nesting deeper than Python's recursion limit (which Go accepts up to
+    10000 levels) goes through the iterative parser.
+
+    @raise json.JSONDecodeError: malformed JSON.
+    @raise _DepthError: more than 10000 levels.
+    """
+    from kubetwist.runtime import jsonparse
+
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        pass  # lone surrogates, nesting past 1024 levels, integers past 64 bits, errors
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
-    return json.loads(body)
+    try:
+        return jsonparse.fix_surrogates(json.loads(body))
+    except RecursionError:
+        try:
+            return jsonparse.fix_surrogates(jsonparse.loads(body))
+        except jsonparse.DepthError:
+            raise _DepthError("exceeded max depth") from None
+        except ValueError as e:
+            raise json.JSONDecodeError(str(e), body, 0) from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -181,7 +216,48 @@ def _equal(a: Any, b: Any) -> bool:
     return json.dumps(a) == json.dumps(b)
 
 
-def _apply_op(doc: Any, op: dict) -> Any:
+def json_size(value: Any, budget: int) -> int:
+    """
+    The length in bytes of C{value} as Go's C{json.Marshal} writes it (compact, C{<>&} and
+    U+2028/U+2029 escaped; floats as Python prints them, close enough for a limit), counting
+    at most a little past C{budget}: the walk stops as soon as the total exceeds it, so
+    measuring a huge value costs no more than C{budget} bytes of work.  Iterative.
+
+    @param budget: bytes; the answer is C{> budget} exactly when the value's size is.
+    """
+    total = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            total += 1 + max(2 * len(node), 1)  # braces, colons and commas
+            for k, v in node.items():
+                total += _scalar_size(k)
+                stack.append(v)
+        elif isinstance(node, list):
+            total += 1 + max(len(node), 1)
+            stack.extend(node)
+        else:
+            total += _scalar_size(node)
+        if total > budget:
+            break
+    return total
+
+
+def _scalar_size(v: Any) -> int:
+    if isinstance(v, str):
+        n = len(orjson.dumps(v))
+        return n + 5 * (v.count("<") + v.count(">") + v.count("&")) + 3 * (
+            v.count("\u2028") + v.count("\u2029"))
+    if v is None or isinstance(v, bool):
+        return 4 if v is not False else 5
+    try:
+        return len(orjson.dumps(v))
+    except TypeError:  # integers beyond 64 bits
+        return len(str(v))
+
+
+def _apply_op(doc: Any, op: dict, copied: list) -> Any:
     kind = op.get("op") if isinstance(op.get("op"), str) else "unknown"
     path = _str_field(op, "path")
     if kind == "add":
@@ -270,6 +346,11 @@ def _apply_op(doc: Any, op: dict) -> Any:
         if con is None:
             raise JSONPatchError("copy operation does not apply: doc is missing destination path: "
                                  f"{path}: missing value")
+        copied[0] += json_size(val, MAX_JSON_PATCH_COPY_BYTES - copied[0])
+        if copied[0] > MAX_JSON_PATCH_COPY_BYTES:
+            raise JSONPatchError(
+                "Unable to complete the copy, the accumulated size increase of copy is "
+                f"{copied[0]}, exceeding the limit {MAX_JSON_PATCH_COPY_BYTES}")
         _add(con, key, copy.deepcopy(val))
     else:
         raise JSONPatchError(f"Unexpected kind: {kind}")
@@ -287,12 +368,15 @@ def apply_json_patch(doc: dict, patch_bytes: bytes | str) -> dict:
         objects (Go's decoder text, e.g. C{json: cannot unmarshal object into Go value of type
         jsonpatch.Patch}); 413 RequestEntityTooLarge past 10000 operations; 422 Invalid
         (C{the server rejected our request due to an error in our request}) when an operation
-        fails.
+        fails, or when the C{copy} operations copy more than L{MAX_JSON_PATCH_COPY_BYTES} in
+        total.
     """
     try:
         ops = _loads(patch_bytes)
     except json.JSONDecodeError as e:
         raise new_bad_request(_decode_error(e)) from None
+    except _DepthError as e:
+        raise new_bad_request(str(e)) from None
     if ops is None:
         ops = []
     if not isinstance(ops, list):
@@ -310,9 +394,10 @@ def apply_json_patch(doc: dict, patch_bytes: bytes | str) -> dict:
             f"{len(ops)}"
         )
     result: Any = copy.deepcopy(doc)
+    copied = [0]
     try:
         for op in ops:
-            result = _apply_op(result, op or {})
+            result = _apply_op(result, op or {}, copied)
     except JSONPatchError:
         raise _unprocessable() from None
     return result
@@ -369,7 +454,7 @@ def apply_merge_patch(doc: dict, patch_bytes: bytes | str) -> Any:
     """
     try:
         patch = _loads(patch_bytes)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, _DepthError):
         raise new_bad_request("Invalid JSON Patch") from None
     if isinstance(patch, list):
         _prune_nulls(patch)

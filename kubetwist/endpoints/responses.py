@@ -142,6 +142,16 @@ def funnel(handler: Callable[..., Any]) -> Callable[..., Any]:
                     write_status_error(request, e)
             except CancelledError:
                 _abort(request)
+            except RecursionError:
+                # a value nested deeper than some recursive step (patching, merging, Go-style
+                # formatting) can take; Go's decoders take 10000 levels: kubetwist's own 400
+                # where upstream would go on, instead of a 500
+                log.warn("request nested too deeply for {path}", path=request.path)
+                if getattr(request, "startedWriting", False):
+                    _abort(request)
+                else:
+                    write_status_error(request, errors.new_bad_request(
+                        "the request is nested too deeply: exceeded max depth"))
             except Exception:
                 log.failure("handler failed on {path}", path=request.path)
                 if getattr(request, "startedWriting", False):

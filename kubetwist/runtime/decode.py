@@ -211,6 +211,7 @@ def decode(body: bytes, content_type: str, expect: Expect,
                                  json_body=(content_type or codec.JSON) == codec.JSON)
     if message:
         raise cannot_handle(obj, expect, message)
+    typed.zero_null_elements(obj, type_name)
     warnings: list = []
     if type_name is not None:
         errs = []

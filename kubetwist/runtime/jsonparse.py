@@ -16,6 +16,8 @@ from typing import Any, Callable, Optional
 #: Go's C{encoding/json} C{maxNestingDepth}.
 MAX_NESTING_DEPTH = 10000
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
@@ -119,6 +121,44 @@ def loads(text: Any, parse_float: Optional[Callable[[str], Any]] = None,
     if i != len(s):
         raise ValueError(f"invalid character after top-level value at {i}")
     return result
+
+
+def _replace_surrogates(text: str) -> str:
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def fix_surrogates(value: Any) -> Any:
+    """
+    C{value} with every lone UTF-16 surrogate in its strings and keys (a JSON C{"\\ud800"}
+    escape, which Python's decoders keep) replaced by U+FFFD, as Go's C{encoding/json}
+    decodes it; such strings cannot be encoded as UTF-8 again.  Iterative; containers are
+    changed in place, the (possibly new) top value is returned.
+    """
+    if isinstance(value, str):
+        return _replace_surrogates(value) if _SURROGATE.search(value) else value
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in list(node):
+                item = node[key]
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    del node[key]
+                    key = _replace_surrogates(key)
+                    node[key] = item
+                if isinstance(item, str):
+                    if _SURROGATE.search(item):
+                        node[key] = _replace_surrogates(item)
+                elif isinstance(item, (dict, list)):
+                    stack.append(item)
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                if isinstance(item, str):
+                    if _SURROGATE.search(item):
+                        node[i] = _replace_surrogates(item)
+                elif isinstance(item, (dict, list)):
+                    stack.append(item)
+    return value
 
 
 def _key(s: str, i: int, stack: list) -> int:

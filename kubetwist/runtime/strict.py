@@ -248,23 +248,22 @@ def yaml_duplicate_keys(body: bytes, loader: type) -> list[str]:
     def scalar(node: yaml.Node) -> Any:
         return ldr.construct_object(node, deep=True)
 
-    def visit(node: Any) -> None:
+    # depth-first in document order, without recursion (documents nest up to 1000 levels)
+    # each key is checked just before its value is visited, as go-yaml decodes
+    stack: list = [(root, None, None)]
+    while stack:
+        node, key_node, seen = stack.pop()
+        if key_node is not None and isinstance(key_node, yaml.ScalarNode) and \
+                key_node.tag != "tag:yaml.org,2002:merge":
+            ident, text = _go_key(key_node, scalar)
+            if ident in seen:
+                out.append(f"line {node.start_mark.line + 1}: key {text} already set in map")
+            seen.add(ident)
         if isinstance(node, yaml.MappingNode):
-            seen: set = set()
-            for key_node, value_node in node.value:
-                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != \
-                        "tag:yaml.org,2002:merge":
-                    ident, text = _go_key(key_node, scalar)
-                    if ident in seen:
-                        out.append(f"line {value_node.start_mark.line + 1}: key {text} "
-                                   "already set in map")
-                    seen.add(ident)
-                visit(value_node)
+            here: set = set()
+            stack.extend((value, key, here) for key, value in reversed(node.value))
         elif isinstance(node, yaml.SequenceNode):
-            for item in node.value:
-                visit(item)
-
-    visit(root)
+            stack.extend((item, None, None) for item in reversed(node.value))
     return out
 
 

@@ -161,6 +161,47 @@ def fields_by_json(type_name: str) -> dict:
     return out
 
 
+#: The zero values Go decodes a JSON C{null} element of a list or map into, by element type.
+_NULL_ELEMENT_ZEROS = {"string": "", "int32": 0, "int64": 0, "double": 0, "bool": False}
+
+
+def zero_null_elements(obj: Any, type_name: Optional[str]) -> None:
+    """
+    Replace the C{null} elements of lists and maps whose elements are structs or scalars by
+    the zero value Go's decoder gives them (C{{}}, C{""}, C{0}, C{false}): C{[null]} of
+    C{[]LabelSelectorRequirement} is one requirement with every field empty, which
+    validation then refuses with upstream's messages.  Pointer and special elements are
+    left.  In place, iterative; a value of the wrong type is left to L{check}.
+    """
+    if type_name is None or type_name not in typetables.TYPES or not isinstance(obj, dict):
+        return
+    stack = [(obj, type_name)]
+    fields: dict = {}
+    while stack:
+        value, name = stack.pop()
+        if name not in fields:
+            fields[name] = fields_by_json(name)
+        for key, (f, _) in fields[name].items():
+            item = value.get(key)
+            if item is None:
+                continue
+            struct = f.type in typetables.TYPES
+            if f.container in ("list", "map") and not f.pointer:
+                zero = {} if struct else _NULL_ELEMENT_ZEROS.get(f.type)
+                elements = item if isinstance(item, list) else \
+                    item if isinstance(item, dict) and f.container == "map" else None
+                if elements is None:
+                    continue
+                keys = range(len(elements)) if isinstance(elements, list) else list(elements)
+                for k in keys:
+                    if elements[k] is None and zero is not None:
+                        elements[k] = {} if struct else zero
+                    if struct and isinstance(elements[k], dict):
+                        stack.append((elements[k], f.type))
+            elif struct and not f.container and isinstance(item, dict):
+                stack.append((item, f.type))
+
+
 #: Go's JSON kind names (one definition: L{kubetwist.runtime.gofmt.json_kind}).
 _json_kind = gofmt.json_kind
 

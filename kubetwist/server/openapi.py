@@ -178,12 +178,39 @@ def group_version_document(agv: APIGroupVersion, title_version: str) -> dict:
                                           sub_gvk, _COMMON_QUERY["patch"], sub_ref, body=True,
                                           patch=True)
             paths[f"{base}/{{name}}/{sub}"] = ops
+    kinds = {}
+    for res in agv.resources.values():
+        base = agv.prefix + (f"/namespaces/{{namespace}}/{res.spec.resource}"
+                             if res.spec.namespaced else f"/{res.spec.resource}")
+        kinds[base] = res.spec.kind
+    for path, item in paths.items():
+        item["parameters"] = _path_parameters(path, kinds)
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": title_version},
         "paths": paths,
         "components": {"schemas": schemas},
     }
+
+
+def _path_parameters(path: str, kinds: dict) -> list:
+    """Upstream's path-item parameters: the path's C{name} and C{namespace}, then C{pretty}
+    (found missing by a schemathesis run: without them no client can fill the path)."""
+    params = []
+    if "{name}" in path:
+        kind = next((k for base, k in kinds.items() if path.startswith(base + "/{name}")), "")
+        params.append({"name": "name", "in": "path", "description": f"name of the {kind}",
+                       "required": True, "schema": {"type": "string", "uniqueItems": True}})
+    if "{namespace}" in path:
+        params.append({"name": "namespace", "in": "path",
+                       "description": "object name and auth scope, such as for teams and "
+                                      "projects",
+                       "required": True, "schema": {"type": "string", "uniqueItems": True}})
+    params.append({"name": "pretty", "in": "query", "description": (
+        "If 'true', then the output is pretty printed. Defaults to 'false' unless the "
+        "user-agent indicates a browser or command-line HTTP tool (curl and wget)."),
+        "schema": {"type": "string", "uniqueItems": True}})
+    return params
 
 
 def _v2_schema(node: Any) -> Any:

@@ -3,9 +3,11 @@ Tests for L{kubetwist.apimachinery.patch}: JSON patch and merge patch with evanp
 semantics and kube-apiserver's error mapping.
 """
 
+import json
+
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.apimachinery.patch import apply_json_patch, apply_merge_patch
+from kubetwist.apimachinery.patch import apply_json_patch, apply_merge_patch, json_size
 from kubetwist.runtime.errors import StatusError
 
 GENERIC_422 = "the server rejected our request due to an error in our request"
@@ -98,6 +100,36 @@ class JSONPatchTests(SynchronousTestCase):
             "Request entity too large: The allowed maximum operations in a JSON patch is 10000, "
             "got 10001",
         )
+
+
+    def test_copy_size_limit(self):
+        """copy operations may copy 3 MiB in total (upstream's AccumulatedCopySizeLimit); past
+        it the patch is the generic 422, however many bytes the copies would reach."""
+        value = ["x" * 1000]
+        base = [{"op": "add", "path": "/spec/l", "value": value}]
+        doubling = [{"op": "copy", "from": "/spec/l", "path": "/spec/l/-"}]
+        out = self.apply(base + doubling * 11)  # 2 MiB copied in total
+        self.assertEqual(json.dumps(out["spec"]["l"]).count("x" * 1000), 2 ** 11)
+        self.assertFails(base + doubling * 12, 422, "Invalid", GENERIC_422)
+        self.assertFails(base + doubling * 30, 422, "Invalid", GENERIC_422)
+        # copies of small values add up too: 3200 copies of 1 KB
+        ops = [{"op": "add", "path": "/spec/s", "value": "y" * 1000}]
+        ops += [{"op": "copy", "from": "/spec/s", "path": f"/spec/c{i}"} for i in range(3200)]
+        self.assertFails(ops, 422, "Invalid", GENERIC_422)
+        out = self.apply(ops[:3000])
+        self.assertEqual(out["spec"]["c2998"], "y" * 1000)
+
+    def test_json_size(self):
+        """json_size is the compact Go encoding's length, and stops counting past the
+        budget."""
+        for value in ({"a": [1, "b<", None, True, False, 1.5, {}], "": []}, "\u2028é", [[[]]]):
+            go = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+            go = go.replace("<", "\\u003c").replace("\u2028", "\\u2028")
+            self.assertEqual(json_size(value, 1 << 20), len(go.encode()), value)
+        huge: list = ["z" * 100]
+        for _ in range(40):  # 2**40 strings when written out
+            huge = [huge, huge]
+        self.assertLess(json_size(huge, 10000), 10200)
 
 
 class MergePatchTests(SynchronousTestCase):

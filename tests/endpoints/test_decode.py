@@ -148,6 +148,75 @@ class CreateTests(KubeTestCase):
             '({"apiVersion":"v1","kind":"Con ...)')
 
 
+class CreateResourceVersionTests(KubeTestCase):
+    """A create with a resourceVersion (recorded from kube-apiserver v1.32): one that parses
+    as a non-zero unsigned integer is etcd3 store's plain error, a 500 without reason; any
+    other is ignored."""
+
+    def test_resource_version(self) -> None:
+        for i, rv in enumerate((" ", "abc", "0", "00", "+5", "-1")):
+            body = {"metadata": {"name": f"rv{i}", "resourceVersion": rv}}
+            code, obj, _ = self.request("POST", CM, body)
+            self.assertEqual(code, 201, (rv, obj))
+        code, obj, _ = self.request("POST", CM,
+                                    {"metadata": {"name": "rv", "resourceVersion": "5"}})
+        self.assertEqual((code, obj), (500, {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "resourceVersion should not be set on objects to be created",
+            "code": 500}))
+
+
+class SurrogateTests(KubeTestCase):
+    """A JSON escape of a lone UTF-16 surrogate decodes to U+FFFD, as Go's decoder does
+    (recorded from kube-apiserver v1.32: a merge patch of C{"\\ud800"} stores C{"\ufffd"});
+    Python keeps the surrogate, which no UTF-8 encoder takes (it answered 500)."""
+
+    def test_create_and_patch(self) -> None:
+        code, obj, _ = self.request(
+            "POST", CM, b'{"metadata":{"name":"s","labels":{"a":"b"}},"data":{"x":"\\ud800",'
+                        b'"p":"\\ud83d\\ude00"},"\\udc00":1}')
+        self.assertEqual((code, obj.get("data")), (201, {"x": "\ufffd", "p": "\U0001f600"}))
+        for ctype, body in (
+            ("application/merge-patch+json", b'{"data":{"m":"a\\udfffb"}}'),
+            ("application/json-patch+json", b'[{"op":"add","path":"/data/j","value":"\\ud800"}]'),
+            ("application/strategic-merge-patch+json", b'{"data":{"s":"\\udbff"}}'),
+        ):
+            code, obj, _ = self.request("PATCH", CM + "/s", body, content_type=ctype)
+            self.assertEqual(code, 200, (ctype, obj))
+            self.assertIn("\ufffd", "".join(obj["data"].values()), ctype)
+        # YAML refuses the escape, as go-yaml does
+        code, obj, _ = self.request("PUT", CM + "/s", b'metadata:\n  name: s\ndata:\n  y: '
+                                    b'"\\ud800"\n', content_type="application/yaml")
+        self.assertEqual((code, obj["message"].rsplit(" (", 1)[0]), (
+            400, "the object provided is unrecognized (must be of type ConfigMap): yaml: line 4: "
+                 "found invalid Unicode character escape code"))
+
+
+class NullElementTests(KubeTestCase):
+    """A null element of a list of structs is Go's zero struct, refused by validation with
+    upstream's messages (recorded from kube-apiserver v1.32), on create and on patch; it
+    answered 500."""
+
+    FIRST = ('Deployment.apps "d" is invalid: [spec.selector.matchExpressions[0].operator: '
+             'Invalid value: "": not a valid selector operator, '
+             'spec.selector.matchExpressions[0].key: Invalid value: "": name part must be '
+             "non-empty")
+
+    def test_create_and_patch(self) -> None:
+        body = _deployment()
+        body["spec"]["selector"]["matchExpressions"] = [None]
+        code, obj, _ = self.request("POST", DEPLOY + "?dryRun=All", body)
+        self.assertEqual(code, 422, obj)
+        self.assertTrue(obj["message"].startswith(self.FIRST), obj["message"])
+        self.request("POST", DEPLOY, _deployment())
+        code, obj, _ = self.request(
+            "PATCH", DEPLOY + "/d?dryRun=All",
+            '{"spec":{"selector":{"matchExpressions":[null],"matchLabels":null}}}',
+            content_type="application/strategic-merge-patch+json")
+        self.assertEqual(code, 422, obj)
+        self.assertTrue(obj["message"].startswith(self.FIRST), obj["message"])
+
+
 class UpdateTests(KubeTestCase):
     def test_put(self) -> None:
         self.request("POST", DEPLOY, _deployment())
@@ -408,6 +477,46 @@ class YAMLAliasTests(KubeTestCase):
                 "  annotations: *l\n")
         code, obj, _ = self.request("POST", CM, body, content_type="application/yaml")
         self.assertEqual((code, obj["metadata"]["annotations"]), (201, {"a": "b"}))
+
+
+class YAMLSyntaxTests(KubeTestCase):
+    """Malformed YAML gets go-yaml's text (recorded from kube-apiserver v1.32); bodies are
+    parsed with libyaml, whose errors go-yaml shares."""
+
+    def test_messages(self):
+        for body, error in (
+            ("a: b: c", "yaml: mapping values are not allowed in this context"),
+            ("a: [1, 2", "yaml: line 1: did not find expected ',' or ']'"),
+            ("- a\nb: c", "yaml: line 1: did not find expected '-' indicator"),
+            ("a:\n\t- b", "yaml: line 2: found character that cannot start any token"),
+            ("a: &x 1\nb: *y", "yaml: unknown anchor 'y' referenced"),
+            ("metadata:\n  name: x\n  labels: 'x", "yaml: line 3: found unexpected end of stream"),
+            ('metadata:\n  name: x\ndata:\n  k: "\\q"',
+             "yaml: line 4: found unknown escape character"),
+            ("a: 1\n  b: 2", "yaml: line 2: mapping values are not allowed in this context"),
+        ):
+            code, obj, _ = self.request("POST", CM + "?dryRun=All", body,
+                                        content_type="application/yaml")
+            self.assertEqual((code, obj["message"].rsplit(" (", 1)[0]), (
+                400, f"the object provided is unrecognized (must be of type ConfigMap): {error}"))
+            code, obj, _ = self.request("PATCH", CM + "/x?dryRun=All&fieldManager=m", body,
+                                        content_type="application/apply-patch+yaml")
+            self.assertEqual((code, obj["message"]), (
+                400, f"error decoding YAML: error converting YAML to JSON: {error}"))
+
+    def test_deep(self):
+        """Nesting past libyaml's 1000 levels is refused with go-yaml's text for its own
+        limit (upstream takes up to 10000: a known difference); never a 500."""
+        body = "foo: " + "[" * 1001 + "]" * 1001
+        code, obj, _ = self.request("POST", CM + "?dryRun=All", body,
+                                    content_type="application/yaml")
+        self.assertEqual((code, obj["message"].rsplit(" (", 1)[0]), (
+            400, "the object provided is unrecognized (must be of type ConfigMap): yaml: "
+                 "exceeded max depth of 10000"))
+        body = "metadata:\n  name: deep\nfoo: " + "[" * 999 + "]" * 999
+        code, obj, _ = self.request("POST", CM + "?dryRun=All", body,
+                                    content_type="application/yaml")
+        self.assertEqual(code, 201, obj)
 
 
 class ApplyTests(KubeTestCase):

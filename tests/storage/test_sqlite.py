@@ -8,10 +8,11 @@ import sqlite3
 import threading
 
 from twisted.internet import reactor
+from twisted.logger import formatEvent, globalLogPublisher
 from twisted.trial.unittest import TestCase
 
 from kubetwist.storage.interfaces import UnreachableError
-from kubetwist.storage.sqlite import DataDirInUseError, SQLiteStorage
+from kubetwist.storage.sqlite import DataDirInUseError, SQLiteStorage, secure_directory
 from tests.storage.contract import StorageContractMixin, pod
 
 
@@ -188,6 +189,77 @@ class SQLiteLockTests(TestCase):
         conn = sqlite3.connect(path)
         self.addCleanup(conn.close)
         self.assertEqual(conn.execute("PRAGMA auto_vacuum").fetchone()[0], 2)
+
+
+class SQLitePrivacyTests(TestCase):
+    """The embedded store's files are the owner's alone, whatever the umask (every Secret is
+    in them)."""
+
+    def setUp(self) -> None:
+        self.base = self.mktemp()
+        os.makedirs(self.base)
+        old = os.umask(0)  # the most permissive umask: nothing is filtered out
+        self.addCleanup(os.umask, old)
+        self.logged: list[str] = []
+
+        def observe(event: dict) -> None:
+            if event.get("log_namespace", "").startswith("kubetwist.storage.sqlite"):
+                self.logged.append(formatEvent(event))
+
+        globalLogPublisher.addObserver(observe)
+        self.addCleanup(globalLogPublisher.removeObserver, observe)
+
+    async def open(self, directory: str, **kwargs) -> SQLiteStorage:
+        os.makedirs(directory, exist_ok=True)
+        store = SQLiteStorage(reactor, os.path.join(directory, "state.db"),
+                              lock_path=os.path.join(directory, "state.db.lock"), **kwargs)
+        self.addCleanup(store.stop)
+        await store.ready
+        name = f"p{len(os.listdir(directory))}-{id(store)}"
+        await store.create(f"/pods/default/{name}", pod(name))
+        return store
+
+    def modes(self, directory: str) -> dict:
+        return {name: os.stat(os.path.join(directory, name)).st_mode & 0o777
+                for name in [".", *sorted(os.listdir(directory))]}
+
+    async def test_fresh(self):
+        """A fresh data directory is 0700, the database, its WAL, shared memory and lock
+        0600."""
+        directory = os.path.join(self.base, "a", "data")
+        self.assertIsNone(secure_directory(directory))
+        await self.open(directory)
+        self.assertEqual(self.modes(directory), {
+            ".": 0o700, "state.db": 0o600, "state.db-shm": 0o600, "state.db-wal": 0o600,
+            "state.db.lock": 0o600})
+        self.assertEqual(self.logged, [])
+
+    async def test_existing_readable(self):
+        """An existing directory and database others may read are made private, and the
+        log says so."""
+        directory = os.path.join(self.base, "data")
+        store = await self.open(directory)  # no secure_directory: as an older kubetwist left it
+        await store.stop()
+        os.chmod(directory, 0o755)
+        for name in ("state.db", "state.db-wal", "state.db-shm"):
+            if os.path.exists(os.path.join(directory, name)):
+                os.chmod(os.path.join(directory, name), 0o644)
+        warning = secure_directory(directory)
+        self.assertEqual(warning, f"the embedded store's data directory {directory} was "
+                                  "accessible to other users (mode 0755); changed it to 0700")
+        await self.open(directory)
+        self.assertEqual({m for m in self.modes(directory).values()}, {0o700, 0o600})
+        self.assertIn(f"the embedded store's database file {directory}/state.db was accessible "
+                      "to other users (mode 0644); changed it to 0600", self.logged)
+        self.assertIsNone(secure_directory(directory))
+
+    async def test_sync(self):
+        """synchronous is NORMAL (1) by default and FULL (2) with sync="full"."""
+        store = await self.open(os.path.join(self.base, "n"))
+        self.assertEqual(store._conn.execute("PRAGMA synchronous").fetchone()[0], 1)
+        store = await self.open(os.path.join(self.base, "f"), sync="full")
+        self.assertEqual(store._conn.execute("PRAGMA synchronous").fetchone()[0], 2)
+        self.assertRaises(ValueError, SQLiteStorage, reactor, ":memory:", sync="off")
 
 
 from twisted.trial.unittest import SynchronousTestCase  # noqa: E402

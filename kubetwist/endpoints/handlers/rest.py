@@ -22,6 +22,7 @@ from kubetwist.apimachinery import fieldmanager as fmlib
 from kubetwist.apimachinery import patch as patchlib
 from kubetwist.apimachinery.fieldmanager import typed as fmtyped
 from kubetwist.audit import event as audit_event
+from kubetwist.endpoints import offload
 from kubetwist.endpoints import table as tablelib
 from kubetwist.endpoints.handlers import options as opts
 from kubetwist.endpoints.negotiation import Output, check_transform, negotiate
@@ -429,7 +430,8 @@ class ResourceHandlers:
         dry = opts.dry_run(q)
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""), None, False,
                                      "CreateOptions")
-        obj = self.decode_object(request, read_body(request))
+        body = read_body(request)
+        obj = await offload.run(len(body), self.decode_object, request, body)
         self._default(self.store, obj)
         self._audit_request_object(request, obj)
         warnings = list(self.store.strategy.warnings(obj))
@@ -453,7 +455,8 @@ class ResourceHandlers:
             return await store.update(request, self, namespace, name, out, dry)
         fmlib.validate_patch_options(opts.first(q, "fieldManager", ""), None, False,
                                      "UpdateOptions")
-        obj = self.decode_object(request, read_body(request))
+        body = read_body(request)
+        obj = await offload.run(len(body), self.decode_object, request, body)
         self._default(store, obj)
         self._audit_request_object(request, obj, subresource)
         warnings = list(store.strategy.warnings(obj))
@@ -491,18 +494,23 @@ class ResourceHandlers:
                                            body)
         if not isinstance(store, Store):
             return await store.patch(request, self, namespace, name, out, dry, ctype, body)
-        apply_patch = self.patch_applier(ctype, body, store, request)
+        apply_patch = await offload.run(len(body), self.patch_applier, ctype, body, store,
+                                        request)
+        # a small JSON patch of copy operations may build up to 3 MiB
+        work = offload.THRESHOLD if ctype == codec.JSON_PATCH and b'"copy"' in body \
+            else len(body)
         admission = self._admission(request, namespace, name, subresource, dry)
         fm, manager = self.field_manager(subresource), self.manager_name(request)
 
         async def transform(current: Optional[dict]) -> dict:
             if current is None:
                 if is_apply:
-                    return apply_patch({})
+                    return await offload.run(work, apply_patch, {})
                 raise errors.new_not_found(self.spec.group, self.spec.resource, name)
             if is_apply:
-                return apply_patch(current)
-            return fm.update(current, apply_patch(copy.deepcopy(current)), manager)
+                return await offload.run(work, apply_patch, current)
+            patched = await offload.run(work, apply_patch, copy.deepcopy(current))
+            return fm.update(current, patched, manager)
 
         result, created = await store.update(
             namespace, name, transform, admission, dry,
@@ -603,6 +611,7 @@ class ResourceHandlers:
         if type_name is not None:
             self._patch_typed(ctype, body, patched, type_name)
             self._patch_field_validation(request, ctype, body, patched, type_name)
+            typed.zero_null_elements(patched, type_name)
         self._default(store, patched)
         return patched
 

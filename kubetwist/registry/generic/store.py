@@ -394,10 +394,14 @@ class Store:
             if existing is not None:
                 raise self._already_exists(obj, existing)
             return obj
-        if given_rv and given_rv != "0":
-            # upstream's etcd3 store refuses this with a plain error: a 500 to the client
-            raise errors.new_internal_error(
-                "resourceVersion should not be set on objects to be created")
+        if given_rv and given_rv.isascii() and given_rv.isdigit() and \
+                0 < int(given_rv) < 1 << 64:
+            # upstream's etcd3 store refuses a resourceVersion that parses (ParseUint) and is
+            # not 0 with a plain error: a 500 without reason to the client; others are ignored
+            e = errors.make_status(
+                500, "", "resourceVersion should not be set on objects to be created")
+            e.status.pop("reason")
+            raise e
         try:
             return await self.storage.create(key, obj)
         except st.KeyExistsError:

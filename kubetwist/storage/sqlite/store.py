@@ -27,6 +27,17 @@ truncated, so under a steady update load the files stay bounded.
 One process per database: the in-process watch fan-out cannot see another process's writes,
 so a store opened with C{lock_path} takes an exclusive C{flock} on that file and refuses to
 open (L{DataDirInUseError}) while another process holds it.
+
+Privacy: the database holds every Secret, so its files are the owner's alone whatever the
+umask: the data directory 0700 (L{secure_directory}), the database 0600 before SQLite opens it
+(SQLite creates C{-wal} and C{-shm} with the database's mode), and files found readable by
+others are made private, with a warning in the log.
+
+Durability: the WAL runs with C{synchronous=NORMAL} by default: a committed write survives a
+crash of the process, but the last transactions before a power loss or kernel crash may be
+lost (never corrupting the database).  C{synchronous=FULL} (C{--embedded-sync=full}) syncs the
+WAL at every commit, so a write acknowledged to a client survives power loss too, at the cost
+of one C{fsync} per write (see C{docs/performance.md}).
 """
 
 from __future__ import annotations
@@ -101,6 +112,59 @@ _LATEST_IN_RANGE = """
 
 
 _COMPACT_VERSION_KEY = COMPACT_REV_KEY + ".version"
+
+#: C{PRAGMA synchronous} of the embedded store, by C{--embedded-sync} value.
+SYNC_MODES = {"normal": "NORMAL", "full": "FULL"}
+
+#: The database's files, beside C{state.db}: SQLite's write-ahead log and shared memory index.
+_DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
+def secure_directory(path: str) -> str | None:
+    """
+    Create directory C{path} (and its parents) as the owner's alone (0700), whatever the
+    umask; an existing one that others may read, write or enter is changed to 0700.
+
+    @return: a warning to log when an existing directory was changed, else L{None}.
+    @raise OSError: it cannot be created or changed.
+    """
+    if not os.path.isdir(path):
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        os.chmod(path, 0o700)  # makedirs' mode is filtered by the umask
+        return None
+    return _make_private(path, 0o700, "data directory")
+
+
+def secure_database_files(path: str) -> list[str]:
+    """
+    Create the database file C{path} 0600 if it is missing (so SQLite, which gives its
+    C{-wal} and C{-shm} files the database's mode, creates them 0600 too), and make an existing
+    database and its C{-wal}, C{-shm} and C{-journal} 0600 when others may read them.
+
+    @return: warnings to log, one per file changed.
+    @raise OSError: a file cannot be created or changed.
+    """
+    warnings = []
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.close(fd)
+    for suffix in _DB_SUFFIXES:
+        name = path + suffix
+        if os.path.exists(name):
+            warning = _make_private(name, 0o600, "database file")
+            if warning:
+                warnings.append(warning)
+    return warnings
+
+
+def _make_private(path: str, mode: int, what: str) -> str | None:
+    current = os.stat(path).st_mode & 0o777
+    if current == mode:
+        return None
+    os.chmod(path, mode)
+    if not current & 0o077:
+        return None  # only the owner's own bits differed (e.g. 0400): nothing was exposed
+    return (f"the embedded store's {what} {path} was accessible to other users (mode "
+            f"{current:04o}); changed it to {mode:04o}")
 
 
 class DataDirInUseError(StorageError):
@@ -179,16 +243,28 @@ class SQLiteStorage(KVStorageBase):
     @param threadpool: the pool SQLite runs on (default: a dedicated one-thread pool); a pool
         with C{synchronous = True} runs each call inline (unit tests on a fake reactor).
     @param lock_path: a file to hold an exclusive C{flock} on while the store is open.
+    @param sync: C{PRAGMA synchronous}: C{"normal"} (a crash of the process loses nothing; a
+        power loss may lose the last commits) or C{"full"} (every commit is synced); see
+        L{SYNC_MODES}.
     @raise DataDirInUseError: C{lock_path} is locked by another process (or store).
+    @raise ValueError: C{sync} is not a key of L{SYNC_MODES}.
     @ivar compact_revision: revisions below it may be gone (0: never compacted).
     """
 
     name = "sqlite"
 
     def __init__(self, reactor: Any, path: str, prefix: str = "/registry",
-                 threadpool: Any = None, lock_path: str | None = None) -> None:
+                 threadpool: Any = None, lock_path: str | None = None,
+                 sync: str = "normal") -> None:
         super().__init__(prefix)
+        if sync not in SYNC_MODES:
+            raise ValueError(f"unknown synchronous mode {sync!r}: want one of "
+                             f"{', '.join(SYNC_MODES)}")
+        self._sync = SYNC_MODES[sync]
         self._lock_fd = acquire_lock(lock_path) if lock_path else None
+        if path != ":memory:" and not path.startswith("file:"):
+            for warning in secure_database_files(path):
+                _log.warn("{problem}", problem=warning)
         self._reactor = reactor
         self._path = path
         self._conn: sqlite3.Connection | None = None
@@ -237,7 +313,7 @@ class SQLiteStorage(KVStorageBase):
         convert = conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2
         conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(f"PRAGMA synchronous={self._sync}")
         if convert and conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
             conn.execute("VACUUM")
         for statement in _SCHEMA:
