@@ -12,11 +12,11 @@ from __future__ import annotations
 import copy
 from typing import Any, Optional
 
-from kubetwist.apimachinery import field as fe
 from kubetwist.apis.printers import age
 from kubetwist.endpoints.discovery import GROUP_PRIORITY
 from kubetwist.registry.rest import ResourceSpec, Strategy, TableConvertor
 from kubetwist.runtime import errors
+from kubetwist.runtime import field as fe
 from kubetwist.server.apigroup import APIGroupInfo, install_api_group
 from kubetwist.server.genericapiserver import GenericAPIServer
 
@@ -27,8 +27,8 @@ APISERVICES = ResourceSpec(GROUP, VERSION, "apiservices", "APIService", "apiserv
 
 
 def _validate(obj: dict) -> list:
-    from kubetwist.apimachinery.field import Path
     from kubetwist.apimachinery.validation import validate_object_meta
+    from kubetwist.runtime.field import Path
 
     errs = validate_object_meta(obj.get("metadata") or {}, False, _name_ok, Path("metadata"))
     spec = obj.get("spec") or {}

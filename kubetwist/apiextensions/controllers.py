@@ -24,10 +24,10 @@ from twisted.logger import Logger
 
 from kubetwist.apiextensions import schemaops
 from kubetwist.apiextensions import validation as crdv
-from kubetwist.apimachinery.field import Path, aggregate_message
 from kubetwist.apimachinery.meta import now_rfc3339
 from kubetwist.registry.generic.store import ListOptions, Store
 from kubetwist.runtime import errors
+from kubetwist.runtime.field import Path, aggregate_message
 from kubetwist.storage import interfaces as st
 
 log = Logger()

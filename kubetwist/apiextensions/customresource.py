@@ -31,9 +31,7 @@ from twisted.web.resource import Resource
 from kubetwist.apiextensions import jsonpath, schemaops
 from kubetwist.apiextensions import validation as crdv
 from kubetwist.apiextensions.conversion import converting_storage
-from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import validation as mv
-from kubetwist.apimachinery.field import FieldError, Path
 from kubetwist.endpoints.handlers.options import field_validation_mode
 from kubetwist.endpoints.handlers.rest import ResourceHandlers
 from kubetwist.endpoints.installer import APIGroupVersion, APIResource
@@ -42,6 +40,8 @@ from kubetwist.registry.generic.scale import ScaleREST
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import ResourceSpec, Strategy, TableConvertor
 from kubetwist.runtime import codec, errors, gofmt
+from kubetwist.runtime import field as fe
+from kubetwist.runtime.field import FieldError, Path
 
 #: Patch types a custom resource accepts (upstream C{supportedTypes}; no strategic merge).
 CR_PATCH_TYPES = (codec.JSON_PATCH, codec.MERGE_PATCH, codec.APPLY_PATCH_YAML)

@@ -15,8 +15,8 @@ from typing import Any
 
 from kubetwist.apiextensions import schema as engine
 from kubetwist.apiextensions.schema import cel
-from kubetwist.apimachinery import field as fe
-from kubetwist.apimachinery.field import FieldError, Path
+from kubetwist.runtime import field as fe
+from kubetwist.runtime.field import FieldError, Path
 
 _CEL_CACHE: dict[int, tuple[dict, Any]] = {}
 _CEL_CACHE_SIZE = 256

@@ -21,9 +21,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kubetwist.apiextensions import schemaops
-from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import validation as v
-from kubetwist.apimachinery.field import FieldError, Path
+from kubetwist.runtime import field as fe
+from kubetwist.runtime.field import FieldError, Path
 
 GROUP = "apiextensions.k8s.io"
 APPROVAL_ANNOTATION = "api-approved.kubernetes.io"

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from kubetwist.apimachinery.field import go_string_slice
 from kubetwist.apimachinery.validation import is_qualified_name, is_valid_label_value
 from kubetwist.runtime import gofmt
 from kubetwist.runtime.errors import StatusError, new_bad_request
+from kubetwist.runtime.field import go_string_slice
 
 __all__ = [
     "Requirement",

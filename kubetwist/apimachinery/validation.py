@@ -18,7 +18,7 @@ import ipaddress
 import re
 from typing import Any, Callable
 
-from kubetwist.apimachinery.field import (
+from kubetwist.runtime.field import (
     FieldError,
     Path,
     forbidden,
@@ -1092,7 +1092,7 @@ _condition_reason_re = re.compile(_CONDITION_REASON_FMT)
 
 def validate_conditions(conditions: list | None, path: Path) -> list[FieldError]:
     """Upstream C{v1validation.ValidateConditions} over C{metav1.Condition} dicts."""
-    from kubetwist.apimachinery.field import duplicate
+    from kubetwist.runtime.field import duplicate
 
     errs: list[FieldError] = []
     seen: set[str] = set()

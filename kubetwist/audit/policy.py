@@ -18,8 +18,8 @@ from typing import Any, Optional
 import yaml
 from twisted.logger import Logger
 
-from kubetwist.apimachinery import field as fieldlib
 from kubetwist.apimachinery.validation import is_dns1123_subdomain
+from kubetwist.runtime import field as fieldlib
 
 log = Logger()
 

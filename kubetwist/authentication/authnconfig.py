@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from kubetwist.apimachinery.field import (
+from kubetwist.runtime.field import (
     FieldError,
     Path,
     aggregate_message,
@@ -335,7 +335,7 @@ def validate_authentication_config(config: dict, disallowed_issuers: list[str] =
     if anonymous is not None:
         conditions = anonymous.get("conditions") or []
         if not anonymous.get("enabled") and conditions:
-            from kubetwist.apimachinery.field import invalid_go
+            from kubetwist.runtime.field import invalid_go
 
             printed = "[]apiserver.AnonymousAuthCondition{" + ", ".join(
                 "apiserver.AnonymousAuthCondition{Path:" + json.dumps(str(c.get("path", "")))

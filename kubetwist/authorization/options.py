@@ -316,14 +316,14 @@ def validate_authorization_config(doc: dict) -> tuple[list[AuthorizerEntry], lis
 
     @return: C{(entries, field errors)}; the entries are meaningful only without errors.
     """
-    from kubetwist.apimachinery.field import (
+    from kubetwist.authorization.webhook import WebhookSettings, compile_match_conditions
+    from kubetwist.runtime.field import (
         Path,
         duplicate,
         invalid,
         not_supported,
         required,
     )
-    from kubetwist.authorization.webhook import WebhookSettings, compile_match_conditions
 
     errs: list = []
     entries: list[AuthorizerEntry] = []
@@ -421,7 +421,7 @@ def validate_authorization_config(doc: dict) -> tuple[list[AuthorizerEntry], lis
             elif not os.path.isfile(kubeconfig):
                 errs.append(invalid(kp, kubeconfig, "must be a regular file"))
         else:
-            from kubetwist.apimachinery.field import GoValueError
+            from kubetwist.runtime.field import GoValueError
             from kubetwist.runtime.gofmt import quote
 
             # upstream prints the whole connectionInfo struct with %#v

@@ -533,11 +533,11 @@ def compile_match_conditions(conditions: list, path: Any = None
     Upstream C{ValidateAndCompileMatchConditions}: at most 64, none empty or repeated, each a
     boolean expression.
 
-    @param path: the L{Path <kubetwist.apimachinery.field.Path>} the C{matchConditions}
+    @param path: the L{Path <kubetwist.runtime.field.Path>} the C{matchConditions}
         field is under (L{None}: the top).
     @return: C{(matcher or None, field errors)}.
     """
-    from kubetwist.apimachinery.field import Path, duplicate, invalid, required, too_many
+    from kubetwist.runtime.field import Path, duplicate, invalid, required, too_many
 
     errs: list = []
     root = path.child("matchConditions") if path is not None else Path("matchConditions")

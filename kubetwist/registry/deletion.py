@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubetwist.apimachinery import field as fielderr
 from kubetwist.apimachinery.meta import format_rfc3339, parse_rfc3339
 from kubetwist.runtime import errors
+from kubetwist.runtime import field as fielderr
 
 #: metav1.FinalizerOrphanDependents
 FINALIZER_ORPHAN = "orphan"

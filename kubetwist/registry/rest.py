@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 
 from zope.interface import Attribute, Interface, implementer
 
-from kubetwist.apimachinery.field import FieldError
+from kubetwist.runtime.field import FieldError
 
 # --- REST capabilities (upstream k8s.io/apiserver/pkg/registry/rest/rest.go) --------------------
 # All methods return Deferreds / are coroutines; objects are JSON-shaped dicts; errors are

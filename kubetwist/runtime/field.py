@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.apimachinery.test_field -*-
+# -*- test-case-name: tests.runtime.test_field -*-
 """
 Field paths and field errors: upstream C{k8s.io/apimachinery/pkg/util/validation/field}.
 

@@ -14,7 +14,7 @@ C{int64} and the rest C{float64}; plain C{encoding/json} makes every number C{fl
 (C{ints_as_float=True} below).
 
 This module sits in C{runtime/}, the lowest layer, because the strict decoder needs it;
-C{apimachinery.field} and everything above import it from here.
+C{runtime.field} and everything above import it from here.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from kubetwist.apiextensions.schema.cel import (
     rule_errors,
     valid_field_path,
 )
-from kubetwist.apimachinery.field import Path
+from kubetwist.runtime.field import Path
 
 ROOT = Path("spec", "validation", "openAPIV3Schema")
 

@@ -8,7 +8,7 @@ and C{complete.go}).
 from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist.apiextensions.schema import UnsupportedSchemaError, structural_errors
-from kubetwist.apimachinery.field import Path, aggregate_message
+from kubetwist.runtime.field import Path, aggregate_message
 
 P = "spec.versions[0].schema.openAPIV3Schema"
 

@@ -5,7 +5,7 @@ Tests for L{kubetwist.apimachinery.validation}, with messages taken from upstrea
 from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist.apimachinery import validation as v
-from kubetwist.apimachinery.field import Path
+from kubetwist.runtime.field import Path
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "

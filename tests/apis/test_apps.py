@@ -6,8 +6,8 @@ import copy
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.apimachinery.field import aggregate_message
 from kubetwist.apis.apps.register import GROUP, RESOURCES, STRATEGIES, VERSION
+from kubetwist.runtime.field import aggregate_message
 
 
 def _deployment(labels=None, selector=None) -> dict:

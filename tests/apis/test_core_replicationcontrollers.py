@@ -6,8 +6,8 @@ import copy
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.apimachinery.field import aggregate_message
 from kubetwist.apis.core.register import RESOURCES, STRATEGIES
+from kubetwist.runtime.field import aggregate_message
 from tests.support import KubeTestCase
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.apimachinery.field import aggregate_message
 from kubetwist.apis.core.register import STRATEGIES
 from kubetwist.runtime import protobuf as pb
+from kubetwist.runtime.field import aggregate_message
 from tests.support import KubeTestCase
 
 

@@ -9,7 +9,6 @@ import copy
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.apimachinery.field import aggregate_message
 from kubetwist.apis.core.services import (
     SERVICE_STATUS_STRATEGY,
     SERVICE_STRATEGY,
@@ -20,6 +19,7 @@ from kubetwist.apis.core.services import (
     validate_service,
     validate_service_update,
 )
+from kubetwist.runtime.field import aggregate_message
 
 
 def svc(spec: dict, name: str = "web", **meta) -> dict:

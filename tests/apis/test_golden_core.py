@@ -15,9 +15,9 @@ import copy
 import orjson
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.apimachinery.field import aggregate_message
 from kubetwist.apis.core import register
 from kubetwist.apis.core.services import default_service_registry_fields
+from kubetwist.runtime.field import aggregate_message
 from tests.support import shared_dir
 
 KINDS = {

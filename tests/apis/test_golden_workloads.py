@@ -14,11 +14,11 @@ import re
 from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist.admission.plugins import defaulttolerationseconds, priority, serviceaccount
-from kubetwist.apimachinery.field import Path, aggregate_message
 from kubetwist.apis.apps.register import STRATEGIES
 from kubetwist.apis.core import pods
 from kubetwist.apis.core.podspec_defaults import default_pod_template_spec
 from kubetwist.apis.core.podspec_validation import validate_pod_template_spec
+from kubetwist.runtime.field import Path, aggregate_message
 from tests.support import shared_dir
 
 _WORKLOADS = {

@@ -5,8 +5,8 @@ C{pkg/api/pod/warnings.go} and the workload strategies' C{WarningsOnCreate} (v1.
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.apimachinery.field import Path
 from kubetwist.apis.core import pod_warnings as w
+from kubetwist.runtime.field import Path
 from tests.support import KubeTestCase
 
 

@@ -6,9 +6,9 @@ import copy
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.apimachinery.field import Path, aggregate_message
 from kubetwist.apis.core import pods
 from kubetwist.apis.core.podspec_defaults import image_pull_policy_for
+from kubetwist.runtime.field import Path, aggregate_message
 from kubetwist.runtime.quantity import canonical_quantity, round_up_milli
 
 

@@ -10,8 +10,7 @@ import json
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.apimachinery import field
-from kubetwist.runtime import errors
+from kubetwist.runtime import errors, field
 
 
 class StatusShapeTests(SynchronousTestCase):

@@ -153,7 +153,7 @@ class UsersTests(SynchronousTestCase):
 
     def test_field_errors_quote_as_go(self) -> None:
         """A field error's string value is C{%q}: a control character prints as Go does."""
-        from kubetwist.apimachinery import field
+        from kubetwist.runtime import field
 
         err = field.invalid("metadata.name", "a\x07b", "bad")
         self.assertEqual(err.body(), 'Invalid value: "a\\ab": bad')

@@ -42,7 +42,7 @@ from kubetwist.apiextensions.schema.pruning import (
 )
 from kubetwist.apiextensions.schema.structural import UnsupportedSchemaError, structural_errors
 from kubetwist.apiextensions.schema.validation import openapi_errors
-from kubetwist.apimachinery.field import FieldError, Path
+from kubetwist.runtime.field import FieldError, Path
 
 __all__ = [
     "CompiledSchema", "UnsupportedSchemaError", "apply_defaults", "compile_schema", "copy_json",

@@ -27,7 +27,10 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from kubetwist.apimachinery.field import (
+from kubetwist.cel import cost as cel_cost
+from kubetwist.cel import strip_status as _strip_status
+from kubetwist.cel.library import ENV_CONFIG_YAML, FUNCTION_IMPLS
+from kubetwist.runtime.field import (
     FieldError,
     Path,
     duplicate,
@@ -38,9 +41,6 @@ from kubetwist.apimachinery.field import (
     not_supported,
     required,
 )
-from kubetwist.cel import cost as cel_cost
-from kubetwist.cel import strip_status as _strip_status
-from kubetwist.cel.library import ENV_CONFIG_YAML, FUNCTION_IMPLS
 
 __all__ = [
     "PER_CALL_LIMIT",

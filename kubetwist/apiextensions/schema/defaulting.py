@@ -17,8 +17,8 @@ from typing import Any
 
 from kubetwist.apiextensions.schema.compiled import NO_DEFAULT, SchemaNode, copy_json
 from kubetwist.apiextensions.schema.gofmt import deep_equal
-from kubetwist.apimachinery import field as fe
-from kubetwist.apimachinery.field import FieldError, Path, aggregate_message
+from kubetwist.runtime import field as fe
+from kubetwist.runtime.field import FieldError, Path, aggregate_message
 
 _KEY, _INDEX, _STAR = "key", "index", "*"
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from kubetwist.apiextensions.schema.compiled import SchemaNode
 from kubetwist.apiextensions.schema.gofmt import set_key
-from kubetwist.apimachinery import field as fe
-from kubetwist.apimachinery.field import FieldError, Path
+from kubetwist.runtime import field as fe
+from kubetwist.runtime.field import FieldError, Path
 
 _UNSPECIFIED = ("unspecified", None)
 

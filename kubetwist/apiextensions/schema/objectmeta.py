@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from kubetwist.apiextensions.schema.compiled import SchemaNode
-from kubetwist.apimachinery import field as fe
-from kubetwist.apimachinery.field import FieldError, Path
 from kubetwist.apimachinery.validation import name_is_dns1035_label, validate_object_meta
+from kubetwist.runtime import field as fe
 from kubetwist.runtime import gofmt
+from kubetwist.runtime.field import FieldError, Path
 
 #: JSON names of C{metav1.ObjectMeta} fields.
 OBJECT_META_FIELDS = frozenset({

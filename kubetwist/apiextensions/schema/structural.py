@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from kubetwist.apiextensions.schema.formats import GoRegexpError, compile_go_regexp
-from kubetwist.apimachinery import field as fe
-from kubetwist.apimachinery.field import FieldError, Path
+from kubetwist.runtime import field as fe
+from kubetwist.runtime.field import FieldError, Path
 
 _ROOT, _ITEM, _FIELD = 0, 1, 2
 _EMPTY_TYPE = {
@@ -274,7 +274,7 @@ def structural_errors(schema: dict, path: Path | str | None = None) -> list[Fiel
     @param schema: the schema dict.
     @param path: where it sits, e.g. C{spec.versions[0].schema.openAPIV3Schema}.
     @return: field errors sorted by their text as upstream (the C{NonStructuralSchema}
-        condition's message is their aggregate, L{kubetwist.apimachinery.field.aggregate_message}),
+        condition's message is their aggregate, L{kubetwist.runtime.field.aggregate_message}),
         e.g. C{...properties[spec].type: Required value: must not be empty for specified
         object fields}.  Empty when structural.
     @raise UnsupportedSchemaError: the schema uses a field upstream cannot convert

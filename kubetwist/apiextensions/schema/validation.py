@@ -30,8 +30,8 @@ from kubetwist.apiextensions.schema.gofmt import (
     go_json,
     go_v,
 )
-from kubetwist.apimachinery import field as fe
-from kubetwist.apimachinery.field import FieldError
+from kubetwist.runtime import field as fe
+from kubetwist.runtime.field import FieldError
 
 IN = "body"
 

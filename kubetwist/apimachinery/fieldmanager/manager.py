@@ -19,13 +19,13 @@ import time as _time
 import unicodedata
 from typing import Any
 
-from kubetwist.apimachinery import field as fe
-from kubetwist.apimachinery.field import Path
 from kubetwist.apimachinery.fieldmanager import merge as m
 from kubetwist.apimachinery.fieldmanager import typed
 from kubetwist.apimachinery.fieldmanager.fieldpath import Set, field_element, path_string
 from kubetwist.apimachinery.validation import validate_field_manager
 from kubetwist.runtime import errors
+from kubetwist.runtime import field as fe
+from kubetwist.runtime.field import Path
 
 __all__ = [
     "LAST_APPLIED_ANNOTATION",

@@ -46,7 +46,7 @@ def _go_v(value: Any) -> str:
 
 def _go_sharp_v(value: Any) -> str:
     """Go's C{%#v} of a decoded JSON value (C{[]interface {}{1, "a"}})."""
-    from kubetwist.apimachinery.field import go_quote
+    from kubetwist.runtime.field import go_quote
 
     if isinstance(value, str):
         return go_quote(value)

@@ -24,16 +24,6 @@ import threading
 import urllib.parse
 from typing import Any
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    duplicate,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-    too_many,
-)
 from kubetwist.apimachinery.validation import (
     is_dns1035_label,
     is_dns1123_subdomain,
@@ -47,6 +37,16 @@ from kubetwist.apimachinery.validation import (
 )
 from kubetwist.apis.core.common import validate_qualified_name
 from kubetwist.runtime import gofmt
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_many,
+)
 
 __all__ = [
     "ACCEPTED_ADMISSION_REVIEW_VERSIONS",

@@ -12,14 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-)
 from kubetwist.apimachinery.validation import (
     is_valid_percent,
     name_is_dns_label,
@@ -38,6 +30,14 @@ from kubetwist.apis.core.podspec_validation import (
     validate_pod_template_spec,
 )
 from kubetwist.runtime import gofmt
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 
 __all__ = [
     "validate_deployment",

@@ -17,8 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 from kubetwist import authorization
-from kubetwist.apimachinery import field
-from kubetwist.apimachinery.field import FieldError
 from kubetwist.authentication.user import UserInfo
 from kubetwist.authorization.authorizer import Attributes, IRuleResolver
 from kubetwist.registry.rest import ResourceSpec
@@ -28,7 +26,8 @@ from kubetwist.registry.review import (
     go_shape,
     review_metadata,
 )
-from kubetwist.runtime import errors, gofmt
+from kubetwist.runtime import errors, field, gofmt
+from kubetwist.runtime.field import FieldError
 from kubetwist.runtime.types import authorization_v1
 
 __all__ = [

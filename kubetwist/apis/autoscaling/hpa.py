@@ -17,14 +17,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-)
 from kubetwist.apimachinery.validation import (
     is_dns1123_label,
     name_is_dns_subdomain,
@@ -33,6 +25,14 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta_update,
 )
 from kubetwist.apis.core.podspec_validation import GoValueError
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from kubetwist.runtime.quantity import QuantityError, canonical_quantity, parse_quantity
 
 __all__ = [

@@ -23,8 +23,8 @@ import copy
 import json
 from typing import Any
 
-from kubetwist.apimachinery.field import go_marshal
 from kubetwist.apis.autoscaling import hpa as v2
+from kubetwist.runtime.field import go_marshal
 from kubetwist.runtime.quantity import canonical_quantity
 
 __all__ = [

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import re
 
-from kubetwist.apimachinery.field import FieldError, Path, invalid, not_supported, required
 from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
     validate_annotations,
@@ -25,6 +24,7 @@ from kubetwist.apis.apps.validation import go_label_selector
 from kubetwist.apis.batch.cron import parse_standard_error, time_zone_error
 from kubetwist.apis.batch.jobs import validate_job_spec_common
 from kubetwist.apis.core.podspec_validation import GoValueError
+from kubetwist.runtime.field import FieldError, Path, invalid, not_supported, required
 
 __all__ = [
     "default_cron_job",

@@ -14,14 +14,6 @@ from __future__ import annotations
 
 import copy
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-)
 from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
     validate_immutable_field,
@@ -39,6 +31,14 @@ from kubetwist.apis.core.podspec_validation import (
     validate_pod_template_spec,
 )
 from kubetwist.runtime import govalues
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 
 __all__ = [
     "CONTROLLER_UID_LABEL",

@@ -28,16 +28,6 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from kubetwist.admission.plugins.csrrequestor import REQUESTOR_KEY
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    duplicate,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-    too_long,
-)
 from kubetwist.apimachinery.meta import format_rfc3339, human_duration
 from kubetwist.apimachinery.validation import (
     is_dns1123_label,
@@ -48,6 +38,16 @@ from kubetwist.apimachinery.validation import (
 from kubetwist.apis.printers import age_column, column, name_column, now, obj_age, obj_name
 from kubetwist.registry.rest import Strategy, TableConvertor
 from kubetwist.runtime import errors
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+)
 
 __all__ = [
     "ALL_VALID_USAGES",

@@ -9,7 +9,6 @@ C{spec.preferredHolder} are dropped unless the stored object already uses them.
 
 from __future__ import annotations
 
-from kubetwist.apimachinery.field import FieldError, Path, forbidden, invalid, not_supported
 from kubetwist.apimachinery.validation import (
     is_qualified_name,
     name_is_dns_subdomain,
@@ -18,6 +17,7 @@ from kubetwist.apimachinery.validation import (
 )
 from kubetwist.apis.coordination.printers import LEASE_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import FieldError, Path, forbidden, invalid, not_supported
 
 __all__ = [
     "LEASE_STRATEGY",

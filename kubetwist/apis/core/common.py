@@ -11,14 +11,6 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    GoValueError,
-    Path,
-    internal,
-    invalid,
-    invalid_go,
-)
 from kubetwist.apimachinery.validation import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -30,6 +22,14 @@ from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
 )
 from kubetwist.runtime import gofmt
+from kubetwist.runtime.field import (
+    FieldError,
+    GoValueError,
+    Path,
+    internal,
+    invalid,
+    invalid_go,
+)
 
 __all__ = [
     "SUPPORTED_PORT_PROTOCOLS",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import binascii
 
-from kubetwist.apimachinery.field import FieldError, Path, forbidden, invalid, too_long
 from kubetwist.apimachinery.validation import (
     is_config_map_key,
     validate_object_meta,
@@ -21,6 +20,7 @@ from kubetwist.apimachinery.validation import (
 from kubetwist.apis.core.common import validate_config_map_name
 from kubetwist.apis.core.printers import CONFIGMAP_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import FieldError, Path, forbidden, invalid, too_long
 
 __all__ = [
     "CONFIGMAP_STRATEGY",

@@ -7,7 +7,6 @@ C{pkg/registry/core/endpoint/strategy.go}.  Subsets are stored as sent (no repac
 
 from __future__ import annotations
 
-from kubetwist.apimachinery.field import FieldError, Path, invalid, not_supported, required
 from kubetwist.apimachinery.validation import (
     is_valid_port_num,
     name_is_dns_subdomain,
@@ -24,6 +23,7 @@ from kubetwist.apis.core.common import (
 )
 from kubetwist.apis.core.printers import ENDPOINTS_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import FieldError, Path, invalid, not_supported, required
 
 __all__ = [
     "ENDPOINTS_STRATEGY",

@@ -12,11 +12,11 @@ stored and returned objects look like kube-apiserver's.
 
 from __future__ import annotations
 
-from kubetwist.apimachinery.field import FieldError, Path, invalid, required
 from kubetwist.apimachinery.validation import is_dns1123_subdomain
 from kubetwist.apis.core.common import validate_qualified_name
 from kubetwist.apis.core.printers import EVENT_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import FieldError, Path, invalid, required
 
 __all__ = [
     "EVENT_STRATEGY",

@@ -10,7 +10,6 @@ Go's C{%#v} of the struct; here the canonical quantity text is printed.
 
 from __future__ import annotations
 
-from kubetwist.apimachinery.field import FieldError, Path, duplicate, forbidden, invalid, required
 from kubetwist.apimachinery.validation import (
     is_qualified_name,
     name_is_dns_subdomain,
@@ -26,6 +25,7 @@ from kubetwist.apis.core.podspec_validation import (
 )
 from kubetwist.apis.core.printers import LIMITRANGE_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import FieldError, Path, duplicate, forbidden, invalid, required
 from kubetwist.runtime.quantity import Quantity, QuantityError, parse_quantity
 
 __all__ = [

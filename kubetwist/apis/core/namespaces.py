@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 
-from kubetwist.apimachinery.field import FieldError, Path, invalid
 from kubetwist.apimachinery.validation import (
     validate_finalizer_name,
     validate_object_meta,
@@ -22,6 +21,7 @@ from kubetwist.apimachinery.validation import (
 from kubetwist.apis.core.common import validate_namespace_name
 from kubetwist.apis.core.printers import NAMESPACE_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import FieldError, Path, invalid
 
 __all__ = [
     "FINALIZER_KUBERNETES",

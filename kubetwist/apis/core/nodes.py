@@ -17,14 +17,6 @@ from __future__ import annotations
 import copy
 import ipaddress
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-)
 from kubetwist.apimachinery.validation import (
     is_valid_label_value,
     name_is_dns_subdomain,
@@ -37,6 +29,14 @@ from kubetwist.apis.core.podspec_defaults import default_resource_list
 from kubetwist.apis.core.podspec_validation import GoValueError, _validate_quantity_value
 from kubetwist.apis.core.printers import NODE_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 
 __all__ = [
     "NODE_STATUS_STRATEGY",

@@ -19,14 +19,6 @@ import copy
 import posixpath
 from typing import Any
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-)
 from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
     validate_immutable_field,
@@ -43,6 +35,14 @@ from kubetwist.apis.core.podspec_defaults import (
 from kubetwist.apis.core.printers import PERSISTENTVOLUME_TABLE, PERSISTENTVOLUMECLAIM_TABLE
 from kubetwist.registry.rest import Strategy
 from kubetwist.runtime import govalues
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [

@@ -13,8 +13,8 @@ A warning never refuses a request.
 
 from __future__ import annotations
 
-from kubetwist.apimachinery.field import Path
 from kubetwist.apimachinery.validation import is_dns1123_label
+from kubetwist.runtime.field import Path
 from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [

@@ -16,15 +16,6 @@ import copy
 import dataclasses
 from typing import Any
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    duplicate,
-    forbidden,
-    invalid,
-    not_found,
-    required,
-)
 from kubetwist.apimachinery.validation import (
     inclusive_range_error,
     name_is_dns_subdomain,
@@ -45,6 +36,15 @@ from kubetwist.apis.core.podspec_validation import (
 )
 from kubetwist.registry.rest import Strategy
 from kubetwist.runtime import govalues
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_found,
+    required,
+)
 from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [

@@ -14,16 +14,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    duplicate,
-    forbidden,
-    invalid,
-    not_found,
-    not_supported,
-    required,
-)
 from kubetwist.apimachinery.validation import (
     inclusive_range_error,
     is_config_map_key,
@@ -47,6 +37,16 @@ from kubetwist.apimachinery.validation import (
     validate_nonnegative,
 )
 from kubetwist.runtime import gofmt
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_found,
+    not_supported,
+    required,
+)
 from kubetwist.runtime.quantity import QuantityError, parse_quantity
 
 __all__ = [

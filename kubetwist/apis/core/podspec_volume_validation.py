@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubetwist.apimachinery.field import (
+from kubetwist.apimachinery.validation import (
+    inclusive_range_error,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    name_is_dns_subdomain,
+)
+from kubetwist.runtime.field import (
     FieldError,
     Path,
     duplicate,
@@ -20,13 +27,6 @@ from kubetwist.apimachinery.field import (
     not_supported,
     required,
     too_long,
-)
-from kubetwist.apimachinery.validation import (
-    inclusive_range_error,
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    is_qualified_name,
-    name_is_dns_subdomain,
 )
 from kubetwist.runtime.quantity import QuantityError, parse_quantity
 

@@ -7,7 +7,6 @@ C{ValidatePodTemplateUpdate}) and C{pkg/registry/core/podtemplate/strategy.go}.
 
 from __future__ import annotations
 
-from kubetwist.apimachinery.field import FieldError, Path
 from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
     validate_object_meta,
@@ -18,6 +17,7 @@ from kubetwist.apis.core.podspec_defaults import default_pod_template_spec
 from kubetwist.apis.core.podspec_validation import validate_pod_template_spec
 from kubetwist.apis.core.printers import PODTEMPLATE_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import FieldError, Path
 
 __all__ = [
     "PODTEMPLATE_STRATEGY",

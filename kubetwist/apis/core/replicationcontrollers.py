@@ -13,14 +13,6 @@ from __future__ import annotations
 
 import copy
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-)
 from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
     validate_nonnegative,
@@ -36,6 +28,14 @@ from kubetwist.apis.core.podspec_validation import (
 )
 from kubetwist.apis.core.printers import REPLICATIONCONTROLLER_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 
 __all__ = [
     "REPLICATIONCONTROLLER_STATUS_STRATEGY",

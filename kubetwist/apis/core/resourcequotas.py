@@ -16,7 +16,6 @@ import copy
 
 import orjson
 
-from kubetwist.apimachinery.field import FieldError, Path, invalid, required
 from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
     validate_object_meta,
@@ -27,6 +26,7 @@ from kubetwist.apis.core.podspec_defaults import default_resource_list
 from kubetwist.apis.core.podspec_validation import GoValueError, _validate_quantity_value
 from kubetwist.apis.core.printers import RESOURCEQUOTA_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import FieldError, Path, invalid, required
 
 __all__ = [
     "RESOURCEQUOTA_STATUS_STRATEGY",

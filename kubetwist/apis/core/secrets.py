@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import json
 
-from kubetwist.apimachinery.field import FieldError, Path, forbidden, invalid, required, too_long
 from kubetwist.apimachinery.validation import (
     is_config_map_key,
     validate_immutable_field,
@@ -25,6 +24,7 @@ from kubetwist.apis.core.configmaps import MAX_SECRET_SIZE, _decoded, _decoded_l
 from kubetwist.apis.core.printers import SECRET_TABLE
 from kubetwist.registry.rest import Strategy
 from kubetwist.runtime import gofmt
+from kubetwist.runtime.field import FieldError, Path, forbidden, invalid, required, too_long
 
 __all__ = [
     "SECRET_STRATEGY",

@@ -6,11 +6,11 @@ C{pkg/registry/core/serviceaccount/strategy.go} (secret references cut down to t
 
 from __future__ import annotations
 
-from kubetwist.apimachinery.field import FieldError, Path
 from kubetwist.apimachinery.validation import validate_object_meta, validate_object_meta_update
 from kubetwist.apis.core.common import validate_service_account_name
 from kubetwist.apis.core.printers import SERVICEACCOUNT_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import FieldError, Path
 
 __all__ = [
     "SERVICEACCOUNT_STRATEGY",

@@ -18,15 +18,6 @@ import ipaddress
 from collections.abc import Sequence
 from typing import Any
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    duplicate,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-)
 from kubetwist.apimachinery.validation import (
     is_dns1123_subdomain,
     is_valid_port_num,
@@ -52,6 +43,15 @@ from kubetwist.apis.core.common import (
 )
 from kubetwist.apis.core.printers import SERVICE_TABLE
 from kubetwist.registry.rest import Strategy
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 
 __all__ = [
     "SERVICE_STATUS_STRATEGY",

@@ -10,15 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    duplicate,
-    invalid,
-    not_supported,
-    required,
-    too_many,
-)
 from kubetwist.apimachinery.validation import (
     is_dns1123_label,
     is_fully_qualified_domain_name,
@@ -32,6 +23,15 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta_update,
 )
 from kubetwist.apis.core.common import validate_non_special_ip, validate_qualified_name
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    duplicate,
+    invalid,
+    not_supported,
+    required,
+    too_many,
+)
 
 __all__ = [
     "default_endpoint_slice",

@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubetwist.apimachinery.field import FieldError, Path, invalid, required
 from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
     validate_immutable_field,
@@ -28,6 +27,7 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta_update,
 )
 from kubetwist.apis.core.events import default_event, validate_event
+from kubetwist.runtime.field import FieldError, Path, invalid, required
 
 __all__ = [
     "API_VERSION",

@@ -10,15 +10,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    duplicate,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-)
 from kubetwist.apimachinery.validation import (
     name_is_dns_label,
     name_is_dns_subdomain,
@@ -27,6 +18,15 @@ from kubetwist.apimachinery.validation import (
 )
 from kubetwist.apis.core.common import GoValueError, go_quote, go_string_slice
 from kubetwist.apis.flowcontrol import bootstrap
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 
 __all__ = [
     "default_flow_schema",

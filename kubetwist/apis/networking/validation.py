@@ -12,15 +12,6 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-    too_long,
-)
 from kubetwist.apimachinery.validation import (
     _parse_ip_sloppy,
     is_dns1123_subdomain,
@@ -39,6 +30,15 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta_update,
 )
 from kubetwist.apis.core.podspec_validation import GoValueError
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+)
 
 __all__ = [
     "default_ingress",

@@ -6,7 +6,6 @@ C{pkg/registry/node/runtimeclass/strategy.go} (C{PodOverhead} is GA: overhead is
 
 from __future__ import annotations
 
-from kubetwist.apimachinery.field import FieldError, Path, invalid
 from kubetwist.apimachinery.validation import (
     name_is_dns_label,
     name_is_dns_subdomain,
@@ -22,6 +21,7 @@ from kubetwist.apis.core.podspec_validation import (
 )
 from kubetwist.apis.printers import age_column, column, name_column, obj_age, obj_name
 from kubetwist.registry.rest import Strategy, TableConvertor
+from kubetwist.runtime.field import FieldError, Path, invalid
 from kubetwist.runtime.quantity import canonical_quantity
 
 __all__ = [

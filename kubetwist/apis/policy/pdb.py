@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubetwist.apimachinery.field import FieldError, Path, not_supported
 from kubetwist.apimachinery.validation import (
     validate_conditions,
     validate_label_selector,
@@ -28,6 +27,7 @@ from kubetwist.apis.apps.validation import (
     _validate_positive_int_or_percent,
 )
 from kubetwist.apis.core.podspec_validation import GoValueError
+from kubetwist.runtime.field import FieldError, Path, not_supported
 
 __all__ = [
     "default_pdb",

@@ -10,15 +10,6 @@ escalation checks on writes) is the authorizer's business.
 
 from __future__ import annotations
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    go_string_slice,
-    invalid,
-    invalid_go,
-    not_supported,
-    required,
-)
 from kubetwist.apimachinery.validation import (
     is_valid_label_value,
     name_is_dns_subdomain,
@@ -27,6 +18,15 @@ from kubetwist.apimachinery.validation import (
     validate_object_meta_update,
 )
 from kubetwist.runtime import gofmt
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    go_string_slice,
+    invalid,
+    invalid_go,
+    not_supported,
+    required,
+)
 
 __all__ = [
     "GROUP_NAME",

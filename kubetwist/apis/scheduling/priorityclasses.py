@@ -10,7 +10,6 @@ C{Priority} admission plugin (C{plugin/pkg/admission/priority}).
 
 from __future__ import annotations
 
-from kubetwist.apimachinery.field import FieldError, Path, forbidden, not_supported, required
 from kubetwist.apimachinery.validation import (
     name_is_dns_subdomain,
     validate_immutable_field,
@@ -20,6 +19,7 @@ from kubetwist.apimachinery.validation import (
 from kubetwist.apis.printers import age_column, column, name_column, obj_age, obj_name
 from kubetwist.registry.rest import Strategy, TableConvertor
 from kubetwist.runtime import errors
+from kubetwist.runtime.field import FieldError, Path, forbidden, not_supported, required
 
 __all__ = [
     "HIGHEST_USER_DEFINABLE_PRIORITY",

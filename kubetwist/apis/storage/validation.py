@@ -11,16 +11,6 @@ from __future__ import annotations
 
 import copy
 
-from kubetwist.apimachinery.field import (
-    FieldError,
-    Path,
-    duplicate,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-    too_long,
-)
 from kubetwist.apimachinery.validation import (
     FIELD_IMMUTABLE_ERROR_MSG,
     is_dns1123_subdomain,
@@ -32,6 +22,16 @@ from kubetwist.apimachinery.validation import (
     validate_label_selector,
     validate_object_meta,
     validate_object_meta_update,
+)
+from kubetwist.runtime.field import (
+    FieldError,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
 )
 from kubetwist.runtime.quantity import QuantityError, canonical_quantity, parse_quantity
 

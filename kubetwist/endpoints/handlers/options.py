@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import selectors
 from kubetwist.apimachinery import validation as mv
-from kubetwist.apimachinery.field import Path
 from kubetwist.endpoints.request import context_of
 from kubetwist.registry.deletion import validate_delete_options
 from kubetwist.registry.generic.store import ListOptions
 from kubetwist.registry.rest import Strategy
 from kubetwist.runtime import errors
+from kubetwist.runtime import field as fe
+from kubetwist.runtime.field import Path
 from kubetwist.storage.interfaces import IWatchCache, SelectionPredicate
 
 

@@ -628,7 +628,7 @@ class ResourceHandlers:
             DeploymentSpec.spec.replicas of type int32} (strategic merge: the patch as Go
             prints a map, then C{unrecognized type: int32}).
         """
-        from kubetwist.apimachinery import field
+        from kubetwist.runtime import field
 
         if ctype == codec.STRATEGIC_MERGE_PATCH:
             message = typed.converter_error(patched, type_name)
@@ -653,8 +653,8 @@ class ResourceHandlers:
             C{patch: Invalid value: "<patched object JSON, or the patch as Go prints a map>":
             strict decoding error: ...}; under C{Warn} the errors become C{Warning}s.
         """
-        from kubetwist.apimachinery import field
         from kubetwist.endpoints.handlers.options import field_validation_mode
+        from kubetwist.runtime import field
 
         mode = field_validation_mode(request)
         if mode == "Ignore":

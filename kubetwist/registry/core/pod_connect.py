@@ -22,11 +22,11 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from zope.interface import implementer
 
-from kubetwist.apimachinery import field as fe
 from kubetwist.registry.core.pod_subresources import unknown_error
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import IConnecter
 from kubetwist.runtime import errors
+from kubetwist.runtime import field as fe
 
 __all__ = [
     "DEFAULT_KUBELET_PORT",

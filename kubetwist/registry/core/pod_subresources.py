@@ -16,12 +16,12 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery.meta import now_rfc3339
 from kubetwist.apimachinery.selectors import label_selector_from_dict
 from kubetwist.registry.generic.store import ListOptions, Store, interpret_storage_error
 from kubetwist.runtime import decode as decodelib
 from kubetwist.runtime import errors
+from kubetwist.runtime import field as fe
 from kubetwist.storage import interfaces as st
 
 __all__ = [

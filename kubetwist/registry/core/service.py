@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from kubetwist.apimachinery import field as fe
 from kubetwist.registry.core.allocator import AllocationError, IPAllocator, PortAllocator
 from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import errors, gofmt
+from kubetwist.runtime import field as fe
 
 NODE_PORT_TYPES = ("NodePort", "LoadBalancer")
 

@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery.meta import format_rfc3339
 from kubetwist.authentication.serviceaccount import TokenGenerator, claims
 from kubetwist.runtime import decode as decodelib
 from kubetwist.runtime import errors, typed
+from kubetwist.runtime import field as fe
 
 GROUP = "authentication.k8s.io"
 API_VERSION = "authentication.k8s.io/v1"

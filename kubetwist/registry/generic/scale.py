@@ -13,13 +13,13 @@ from typing import Any, Callable, Optional
 
 from zope.interface import implementer
 
-from kubetwist.apimachinery import field as fe
 from kubetwist.apimachinery import patch as patchlib
 from kubetwist.apimachinery.fieldmanager import owns_field
 from kubetwist.apimachinery.selectors import label_selector_to_string
 from kubetwist.registry.generic.store import Store
 from kubetwist.registry.rest import IGetter, IPatcher, IUpdater
 from kubetwist.runtime import codec, errors
+from kubetwist.runtime import field as fe
 from kubetwist.runtime.decode import Expect
 
 

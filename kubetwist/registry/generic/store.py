@@ -20,7 +20,6 @@ from typing import Any, Awaitable, Callable, Optional
 from twisted.internet.defer import Deferred
 from zope.interface import implementer, implementer_only
 
-from kubetwist.apimachinery import field as fielderr
 from kubetwist.apimachinery import validation as mv
 from kubetwist.apimachinery.meta import generate_name, new_uid, now_rfc3339
 from kubetwist.registry import deletion
@@ -33,6 +32,7 @@ from kubetwist.registry.rest import (
     Strategy,
 )
 from kubetwist.runtime import errors
+from kubetwist.runtime import field as fielderr
 from kubetwist.storage import interfaces as st
 
 #: Upstream C{maxNameGenerationCreateAttempts}: how many names a create with C{generateName}

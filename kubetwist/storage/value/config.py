@@ -29,8 +29,7 @@ from typing import Any
 
 import yaml
 
-from kubetwist.apimachinery import field
-from kubetwist.runtime import gofmt
+from kubetwist.runtime import field, gofmt
 from kubetwist.storage.value.encrypt import (
     AES_KEY_SIZES,
     SECRETBOX_KEY_SIZES,

@@ -2,8 +2,8 @@
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.apimachinery import field
-from kubetwist.apimachinery.field import go_float
+from kubetwist.runtime import field
+from kubetwist.runtime.field import go_float
 
 
 class GoFloatTests(SynchronousTestCase):
@@ -29,7 +29,7 @@ class GoFloatTests(SynchronousTestCase):
 class GoStringSliceTests(SynchronousTestCase):
     def test_go_string_slice(self):
         """[]string prints as Go's %#v: quoted elements, nil as []string(nil)."""
-        from kubetwist.apimachinery.field import go_string_slice
+        from kubetwist.runtime.field import go_string_slice
 
         self.assertEqual(go_string_slice(["a", 'b"c']), '[]string{"a", "b\\"c"}')
         self.assertEqual(go_string_slice([]), "[]string{}")
