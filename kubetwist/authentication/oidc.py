@@ -35,6 +35,7 @@ from zope.interface import implementer
 
 from kubetwist.authentication.authenticator import AuthenticationError, ITokenAuthenticator
 from kubetwist.authentication.user import CREDENTIAL_ID_KEY, UserInfo
+from kubetwist.runtime.gofmt import json_kind
 
 log = Logger()
 
@@ -404,7 +405,7 @@ class JWTAuthenticator:
             got = "" if claims[claim] is None else claims[claim]
             if not isinstance(got, str):
                 raise AuthenticationError(f"oidc: parse claim {claim}: json: cannot unmarshal "
-                                          f"{_json_kind(got)} into Go value of type string")
+                                          f"{json_kind(got)} into Go value of type string")
             if got != value:
                 raise AuthenticationError(f"oidc: required claim {claim} value does not match. "
                                           f"Got = {got}, want = {value}")
@@ -462,13 +463,13 @@ class JWTAuthenticator:
         value = "" if claims[claim] is None else claims[claim]  # Go: null leaves ""
         if not isinstance(value, str):
             raise AuthenticationError(f'oidc: parse username claims "{claim}": json: cannot '
-                                      f'unmarshal {_json_kind(value)} into Go value of type '
+                                      f'unmarshal {json_kind(value)} into Go value of type '
                                       f'string')
         if claim == "email" and "email_verified" in claims:
             verified = claims["email_verified"] or False  # Go: null leaves false
             if not isinstance(verified, bool):
                 raise AuthenticationError(f"oidc: parse 'email_verified' claim: json: cannot "
-                                          f"unmarshal {_json_kind(verified)} into Go value of "
+                                          f"unmarshal {json_kind(verified)} into Go value of "
                                           f"type bool")
             if not verified:
                 raise AuthenticationError("oidc: email not verified")
@@ -487,7 +488,7 @@ class JWTAuthenticator:
                 groups = list(value)
             else:
                 raise AuthenticationError(f'oidc: parse groups claim "{claim}": json: cannot '
-                                          f'unmarshal {_json_kind(value)} into Go value of '
+                                          f'unmarshal {json_kind(value)} into Go value of '
                                           f'type string')
             prefix = mapping.get("prefix") or ""
             return [prefix + g for g in groups]
@@ -507,7 +508,7 @@ class JWTAuthenticator:
             value = "" if claims[claim] is None else claims[claim]
             if not isinstance(value, str):
                 raise AuthenticationError(f'oidc: parse uid claim "{claim}": json: cannot '
-                                          f'unmarshal {_json_kind(value)} into Go value of '
+                                          f'unmarshal {json_kind(value)} into Go value of '
                                           f'type string')
             return value
         if self.compiled.uid is None:
@@ -536,21 +537,6 @@ class JWTAuthenticator:
             if values:
                 extra[key] = values
         return extra
-
-
-def _json_kind(value: Any) -> str:
-    """Go's name for a JSON value in C{json: cannot unmarshal <kind> into ...}."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
 
 
 __all__ = ["ALL_SIGNING_ALGORITHMS", "JWTAuthenticator", "RemoteKeySet", "compile_cel",

@@ -29,6 +29,7 @@ from kubetwist.authorization.authorizer import (
     IAuthorizer,
     IRuleResolver,
 )
+from kubetwist.runtime.gofmt import json_kind
 
 __all__ = ["Policy", "PolicyLoadError", "ABACAuthorizer", "load_policy_file", "parse_policy_line"]
 
@@ -64,20 +65,6 @@ class Policy:
     non_resource_path: str = ""
 
 
-def _go_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if value is None:
-        return "null"
-    return "object"
-
-
 def _fields(obj: dict, struct: str) -> dict:
     """Decode C{obj}'s known fields as Go's C{encoding/json} would into C{struct}."""
     out: dict = {}
@@ -85,7 +72,7 @@ def _fields(obj: dict, struct: str) -> dict:
         if key not in obj or obj[key] is None:
             continue
         value = obj[key]
-        got = _go_type(value)
+        got = json_kind(value)
         if got != want:
             raise ValueError(f"json: cannot unmarshal {got} into Go struct field {struct}."
                              f"{key} of type {want}")
@@ -109,7 +96,7 @@ def parse_policy_line(line: str) -> Policy:
     if not isinstance(obj, dict):
         raise ValueError(
             "couldn't get version/kind; json parse error: json: cannot unmarshal "
-            f"{_go_type(obj)} into Go value of type struct {{ APIVersion string "
+            f"{json_kind(obj)} into Go value of type struct {{ APIVersion string "
             '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')
     api_version = obj.get("apiVersion") or ""
     kind = obj.get("kind") or ""
@@ -119,7 +106,7 @@ def parse_policy_line(line: str) -> Policy:
     if api_version and kind:
         spec = obj.get("spec")
         if spec is not None and not isinstance(spec, dict):
-            raise ValueError(f"json: cannot unmarshal {_go_type(spec)} into Go struct field "
+            raise ValueError(f"json: cannot unmarshal {json_kind(spec)} into Go struct field "
                              "Policy.spec of type v1beta1.PolicySpec")
         f = _fields(spec or {}, "Policy.spec")
         user, group = f.get("user", ""), f.get("group", "")

@@ -180,7 +180,7 @@ class _Decoding:
         self.unknown: list[str] = []
 
     def _mismatch(self, value: Any, struct: str, path: list[str], go_type: str) -> None:
-        from kubetwist.authorization.abac import _go_type
+        from kubetwist.runtime.gofmt import json_kind as _go_type
 
         if not self.type_error:
             self.type_error = (f"json: cannot unmarshal {_go_type(value)} into Go struct field "

@@ -833,7 +833,8 @@ def _decode_review(body: bytes, api_version: str) -> dict:
     @return: the answer's C{status}.
     @raise WebhookError: upstream's decoding error text.
     """
-    from kubetwist.authorization.abac import _go_type, _json_error
+    from kubetwist.authorization.abac import _json_error
+    from kubetwist.runtime.gofmt import json_kind as _go_type
     from kubetwist.authorization.options import yaml_error
 
     text = body.decode("utf-8", "replace")

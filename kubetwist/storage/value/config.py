@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from kubetwist.runtime import field, gofmt
+from kubetwist.runtime.gofmt import json_kind
 from kubetwist.storage.value.encrypt import (
     AES_KEY_SIZES,
     SECRETBOX_KEY_SIZES,
@@ -170,7 +171,7 @@ def decode(data: bytes) -> dict:
     if not isinstance(doc, dict):
         raise ValueError(  # noqa: TRY004 (a decoding error, like the others)
             f"couldn't get version/kind; json parse error: cannot unmarshal "
-            f"{_json_type(doc)} into Go value of type struct")
+            f"{json_kind(doc)} into Go value of type struct")
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
     if not kind:
         raise ValueError("Object 'Kind' is missing in the document")
@@ -224,22 +225,8 @@ def _check_types(value: Any, schema: dict, path: str, struct: str, unknown: list
 
 def _unmarshal(value: Any, go_field: str, type_name: str) -> ValueError:
     # upstream: encoding/json's UnmarshalTypeError
-    return ValueError(f"json: cannot unmarshal {_json_type(value)} into Go struct field "
+    return ValueError(f"json: cannot unmarshal {json_kind(value)} into Go struct field "
                       f"{go_field} of type {type_name}")
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if value is None:
-        return "null"
-    return "object"
 
 
 # --- validation -------------------------------------------------------------------------------
