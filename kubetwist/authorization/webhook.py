@@ -834,8 +834,8 @@ def _decode_review(body: bytes, api_version: str) -> dict:
     @raise WebhookError: upstream's decoding error text.
     """
     from kubetwist.authorization.abac import _json_error
-    from kubetwist.runtime.gofmt import json_kind as _go_type
     from kubetwist.authorization.options import yaml_error
+    from kubetwist.runtime.gofmt import json_kind as _go_type
 
     text = body.decode("utf-8", "replace")
     if text.lstrip().startswith("{"):
