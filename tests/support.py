@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Optional
@@ -207,3 +208,21 @@ class KubeTestCase(SynchronousTestCase):
         except ValueError:
             decoded = raw.decode("utf-8", "replace")
         return response.code, decoded, response
+
+
+def die_with_parent() -> None:
+    """
+    C{preexec_fn} for the long-lived processes tests start (etcd, C{twistd kubeapi}): the
+    kernel sends them SIGTERM when the test process dies (Linux C{PR_SET_PDEATHSIG}), so a
+    trial worker that exits without running its cleanups (C{trial -j}) leaves none behind.
+    Elsewhere it does nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+

@@ -38,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from tests.support import shared_dir
+from tests.support import die_with_parent, shared_dir
 
 #: How long a server may take to answer C{/readyz} with 200, in seconds.
 READY_TIMEOUT = 60.0
@@ -204,6 +204,7 @@ class EtcdProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                preexec_fn=die_with_parent,
             )
         deadline = time.monotonic() + timeout
         last = "no answer yet"
@@ -397,6 +398,7 @@ class KubeAPIProcess:
                 stdin=subprocess.DEVNULL,
                 cwd=self.work_dir,
                 env=environment,
+                preexec_fn=die_with_parent,
             )
         self.wait_ready(timeout)
 

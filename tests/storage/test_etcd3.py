@@ -29,6 +29,7 @@ from twisted.web.client import Agent, HTTPConnectionPool
 from kubetwist.storage.etcd3 import Etcd3Storage
 from kubetwist.storage.interfaces import UnreachableError
 from tests.storage.contract import StorageContractMixin, pod
+from tests.support import die_with_parent
 
 ETCD = shutil.which("etcd")
 _SKIP = None if ETCD or os.environ.get("CI") else (
@@ -88,7 +89,10 @@ class EtcdServer:
             cert, key, ca = self.tls
             command += ["--cert-file", cert, "--key-file", key, "--trusted-ca-file", ca,
                         "--client-cert-auth"]
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
+        # no inherited stdin: a trial -j worker's stdin is its pipe from the parent, which
+        # waits for every holder of it to close before it ends
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
         context = self._probe_context()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
