@@ -446,8 +446,11 @@ class StorageContractMixin:
         self.assertEqual(page1.resource_version, str(snapshot))
         self.assertEqual(page1.remaining_item_count, 3)
         token = json.loads(base64.urlsafe_b64decode(page1.continue_token + "=="))
-        self.assertEqual(token, {"v": "meta.k8s.io/v1", "rv": snapshot,
-                                 "start": self.first_page_start_prefix + "b\x00"})
+        prefixes = self.first_page_start_prefix
+        if isinstance(prefixes, str):
+            prefixes = (prefixes,)
+        self.assertIn(token.pop("start"), [p + "b\x00" for p in prefixes])
+        self.assertEqual(token, {"v": "meta.k8s.io/v1", "rv": snapshot})
         # changes after the first page do not show in later pages
         await store.delete("/registry/pods/ns/c")
         await store.create("/registry/pods/ns/bb", pod("bb"))

@@ -56,6 +56,11 @@ class CacherOverSQLiteContractTests(_CacherMixin, StorageContractMixin, TestCase
 class CacherOverEtcd3ContractTests(_CacherMixin, EtcdTestMixin, StorageContractMixin, TestCase):
     """The contract against a Cacher over a real etcd (one per class, a prefix per test)."""
 
+    #: a consistent list is served from the cache once it has caught up, else from etcd
+    #: (Debian's etcd answers no progress requests), whose tokens carry the key without the
+    #: cache's leading "/": both continue the same list
+    first_page_start_prefix = ("/", "")
+
     async def make_store(self) -> Cacher:
         return await self.wrap(self.new_store(self.client()))
 
