@@ -18,30 +18,9 @@ from typing import Any
 from kubetwist.apimachinery.fieldmanager import merge
 from kubetwist.apimachinery.fieldmanager import typed as fmtyped
 from kubetwist.apimachinery.fieldmanager.fieldpath import field_element
+from kubetwist.runtime import gofmt
 from kubetwist.runtime import types as typetables
 from kubetwist.runtime.typed import fields_by_json
-
-
-def _go_type(value: Any) -> str:
-    """Go's C{%T} of a decoded JSON value."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "[]interface {}"
-    return "map[string]interface {}"
-
-
-def _go_v(value: Any) -> str:
-    """Go's C{%v} of a decoded JSON value (C{map[a:1 b:[x y]]})."""
-    from kubetwist.runtime.strict import go_sprint
-
-    return go_sprint(value)
 
 
 def _go_sharp_v(value: Any) -> str:
@@ -57,19 +36,19 @@ def _go_sharp_v(value: Any) -> str:
             f"{go_quote(k)}:{_go_sharp_v(v)}" for k, v in sorted(value.items())) + "}")
     if value is None:
         return "interface {}(nil)"
-    return _go_v(value)
+    return gofmt.sprint(value)
 
 
 def _scalar_error(value: Any, t: str) -> str | None:
     if t in ("int32", "int64", "double"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"expected numeric (int or float), got {_go_type(value)}"
+            return f"expected numeric (int or float), got {gofmt.type_name(value)}"
     elif t in ("string", "bytes"):
         if not isinstance(value, str):
             return f"expected string, got &value.valueUnstructured{{Value:{_go_sharp_v(value)}}}"
     elif t == "bool":
         if not isinstance(value, bool):
-            return f"expected boolean, got &{{{_go_v(value)}}}"
+            return f"expected boolean, got &{{{gofmt.sprint(value)}}}"
     return None
 
 
@@ -85,7 +64,7 @@ def type_errors(config: Any, type_name: str, node: fmtyped.Node) -> list[tuple[t
     while stack:
         value, tname, snode, path = stack.pop()
         if not isinstance(value, dict):
-            out.append((path, f"expected map, got &{{{_go_v(value)}}}"))
+            out.append((path, f"expected map, got &{{{gofmt.sprint(value)}}}"))
             continue
         fields = fields_by_json(tname)
         for key, item in value.items():
@@ -98,7 +77,7 @@ def type_errors(config: Any, type_name: str, node: fmtyped.Node) -> list[tuple[t
             message = f.is_message and f.type in typetables.TYPES
             if f.container == "list":
                 if not isinstance(item, list):
-                    out.append((p, f"expected list, got &{{{_go_v(item)}}}"))
+                    out.append((p, f"expected list, got &{{{gofmt.sprint(item)}}}"))
                     continue
                 elem_node = sub.elem if sub is not None else None
                 for i, it in enumerate(item):
@@ -113,7 +92,7 @@ def type_errors(config: Any, type_name: str, node: fmtyped.Node) -> list[tuple[t
                             out.append((p + (pe,), err))
             elif f.container == "map":
                 if not isinstance(item, dict):
-                    out.append((p, f"expected map, got &{{{_go_v(item)}}}"))
+                    out.append((p, f"expected map, got &{{{gofmt.sprint(item)}}}"))
                     continue
                 elem_node = sub.elem if sub is not None else None
                 for k, v in item.items():
