@@ -371,6 +371,7 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     _share_admission(apiextensions.server, kube.admission)
     _install_review_groups(kube.server, clock, authenticator, authorizer, service_account_tokens)
     _install_rbac_escalation_check(kube.admission, storage, clock, authorizer)
+    kube.admission_context.authorizer = authorizer
     aggregator = Aggregator(storage, clock, kube.server, kube.admission)
     # custom resources installed later use the same admission; their group-versions get
     # APIServices (upstream crdregistration)

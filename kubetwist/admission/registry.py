@@ -91,10 +91,35 @@ class PluginContext:
         C{async get(namespace, name, resource_version="")}).
     @ivar list_items: C{storage -> coroutine of [object]}: every stored object of a resource
         (upstream's listers).
+    @ivar configs: C{{plugin name: configuration}}: each plugin's configuration object (a
+        dict, e.g. a C{PodSecurityConfiguration}) from C{--admission-control-config-file}
+        (upstream's C{AdmissionConfiguration}); a plugin with none is absent.
+    @ivar storage: the raw L{IStorage <kubetwist.storage.interfaces.IStorage>} (for plugins
+        that keep state of their own, such as the quota controller), or L{None}.
+    @ivar clock: the reactor (C{IReactorTime} at least), or L{None}.
+    @ivar authorizer: the chain's L{IAuthorizer
+        <kubetwist.authorization.authorizer.IAuthorizer>}; set by the composition root after
+        the plugins are built, so read it at request time, not in a factory.
+    @ivar resolver: the L{ServiceResolver <kubetwist.egress.resolver.ServiceResolver>} that
+        turns a C{service} reference into an address (webhooks), or L{None}.
+    @ivar add_post_start_hook: C{(name, hook) -> None}: register a post-start hook
+        (C{hook() -> Deferred | None}, run once the server listens; upstream's
+        C{PostStartHook}) for background work a plugin needs (watching configuration,
+        keeping quota status); L{None} in unit tests that need none.
     """
 
     stores: Mapping[tuple[str, str], Any] = field(default_factory=dict)
     list_items: Optional[Callable[[Any], Awaitable[list[dict]]]] = None
+    configs: Mapping[str, Any] = field(default_factory=dict)
+    storage: Any = None
+    clock: Any = None
+    authorizer: Any = None
+    resolver: Any = None
+    add_post_start_hook: Optional[Callable[[str, Callable[[], Any]], None]] = None
+
+    def config(self, name: str) -> Optional[Any]:
+        """The configuration of plugin C{name} (see C{configs}), or L{None}."""
+        return self.configs.get(name)
 
     def lister(self, group: str, resource: str) -> Callable[[], Awaitable[list[dict]]]:
         """C{() -> coroutine of [object]} over one resource (empty when not installed)."""

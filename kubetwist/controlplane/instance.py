@@ -54,6 +54,8 @@ class ControlPlaneConfig:
         default set, L{kubetwist.admission.registry.default_enabled_plugins}).
     @ivar enable_priority_and_fairness: C{--enable-priority-and-fairness} (off: no config
         consumer, so no FlowSchema status, as upstream).
+    @ivar admission_configs: C{{plugin name: configuration dict}} read from
+        C{--admission-control-config-file} (L{None}: no file).
     """
 
     service_cidr: str = "10.0.0.0/24"
@@ -64,6 +66,7 @@ class ControlPlaneConfig:
     min_request_timeout: int = 1800
     admission_plugins: Optional[list[str]] = None
     enable_priority_and_fairness: bool = True
+    admission_configs: Optional[dict] = None
 
 
 async def _nothing() -> None:
@@ -189,8 +192,11 @@ class KubeAPIServer:
         names = config.admission_plugins
         if names is None:
             names = admission_registry.default_enabled_plugins()
+        self.admission_context = admission_registry.PluginContext(
+            self.stores, _list_items, configs=config.admission_configs or {}, storage=storage,
+            clock=clock, add_post_start_hook=self.server.add_post_start_hook)
         self.admission.plugins.extend(admission_registry.new_plugins(
-            names, admission_registry.PluginContext(self.stores, _list_items)))
+            names, self.admission_context))
         # not a plugin: hands the requesting user to the CSR strategy's PrepareForCreate
         self.admission.internal.append(CSRRequestor())
         self.ips = IPAllocator(storage, config.service_cidr)
