@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"endpoints"},
     {"apis"},
     {"registry"},
-    {"admission", "authentication", "authorization", "audit", "flowcontrol"},
+    {"admission", "authentication", "authorization", "audit", "flowcontrol", "egress"},
     {"storage"},
     {"apimachinery", "cel"},
     {"runtime"},

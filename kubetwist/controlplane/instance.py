@@ -15,6 +15,7 @@ from kubetwist.admission import registry as admission_registry
 from kubetwist.admission.chain import AdmissionChain
 from kubetwist.admission.plugins.csrrequestor import CSRRequestor
 from kubetwist.controlplane.namespace import NamespaceController
+from kubetwist.egress.resolver import ServiceResolver
 from kubetwist.registry.core.allocator import IPAllocator, PortAllocator
 from kubetwist.registry.core.namespace import NamespaceStore
 from kubetwist.registry.core.service import ServiceAllocations
@@ -194,7 +195,8 @@ class KubeAPIServer:
             names = admission_registry.default_enabled_plugins()
         self.admission_context = admission_registry.PluginContext(
             self.stores, _list_items, configs=config.admission_configs or {}, storage=storage,
-            clock=clock, add_post_start_hook=self.server.add_post_start_hook)
+            clock=clock, add_post_start_hook=self.server.add_post_start_hook,
+            resolver=ServiceResolver.from_stores(self.stores, _list_items))
         self.admission.plugins.extend(admission_registry.new_plugins(
             names, self.admission_context))
         # not a plugin: hands the requesting user to the CSR strategy's PrepareForCreate
