@@ -293,6 +293,10 @@ class KubeAPIService(MultiService):
         if all(h.finished for h in hooks):
             log.info("kubetwist is ready")
             notify("READY=1")
+            from kubetwist.server.sdnotify import Watchdog
+
+            self.watchdog = Watchdog(self.reactor)
+            self.watchdog.start()
             return
         self.reactor.callLater(0.1, self._wait_ready)
 
@@ -305,6 +309,8 @@ class KubeAPIService(MultiService):
 
         self.shutting_down = True
         notify("STOPPING=1")
+        if getattr(self, "watchdog", None) is not None:
+            self.watchdog.stop()
         delay = self.options.get("shutdown-delay-duration", 0)
         if delay and self.port is not None:
             await task.deferLater(self.reactor, delay, lambda: None)

@@ -349,6 +349,13 @@ class Options(usage.Options):
         current = self[key] if isinstance(self[key], list) else []
         self[key] = current + [v for v in value.split(",") if v]
 
+    def opt_version(self) -> None:
+        """Print kubetwist's version and the Kubernetes API level it serves, then exit."""
+        from kubetwist import __version__
+
+        print(f"kubetwist {__version__} (Kubernetes {KUBERNETES_VERSION} API level)")
+        sys.exit(0)
+
     def opt_service_account_issuer(self, value: str) -> None:
         """Identifier of the service account token issuer (repeatable)."""
         self._append("service-account-issuer", value)

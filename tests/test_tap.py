@@ -1,11 +1,12 @@
 """twistd kubeapi's command line: kube-apiserver's flag names, defaults and value checks."""
 
 import io
+import os
 import sys
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.tap import Options, parse_duration
+from kubetwist.tap import KUBERNETES_VERSION, Options, parse_duration
 
 
 class OptionsTests(SynchronousTestCase):
@@ -86,3 +87,36 @@ class OptionsTests(SynchronousTestCase):
             self.assertIn(title, text)
         self.assertLess(text.index("--etcd-servers"), text.index("--secure-port"))
 
+
+
+class VersionAndEntryPointTests(SynchronousTestCase):
+    """C{--version} and C{python -m kubetwist}."""
+
+    def test_version(self) -> None:
+        """C{twistd kubeapi --version} names kubetwist's release and the API level, not
+        Twisted's version."""
+        from contextlib import redirect_stdout
+
+        from kubetwist import __version__
+
+        out = io.StringIO()
+        with redirect_stdout(out):
+            self.assertRaises(SystemExit, Options().parseOptions, ["--version"])
+        self.assertEqual(out.getvalue(),
+                         f"kubetwist {__version__} (Kubernetes {KUBERNETES_VERSION} API level)\n")
+
+    def test_python_m(self) -> None:
+        """C{python -m kubetwist} runs twistd's kubeapi plugin in the foreground."""
+        import subprocess
+
+        from kubetwist.__main__ import twistd_argv
+        from tests.support import repository_root
+
+        self.assertEqual(twistd_argv(["--secure-port", "1"]),
+                         ["twistd", "--nodaemon", "--pidfile=", "kubeapi", "--secure-port", "1"])
+        env = dict(os.environ, PYTHONPATH=str(repository_root()))
+        result = subprocess.run([sys.executable, "-m", "kubetwist", "--version"], env=env,
+                                capture_output=True, text=True, timeout=60,
+                                stdin=subprocess.DEVNULL)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(f"(Kubernetes {KUBERNETES_VERSION} API level)", result.stdout)

@@ -45,3 +45,58 @@ def notify(state: str, env: Mapping[str, str] = os.environ) -> bool:
         )
         return False
     return True
+
+
+def watchdog_period(env: Mapping[str, str] = os.environ, pid: int | None = None) -> float | None:
+    """
+    How often to send C{WATCHDOG=1}, in seconds: half of C{$WATCHDOG_USEC} (systemd's
+    C{WatchdogSec=}, as C{sd_watchdog_enabled(3)} advises), or L{None} when systemd expects
+    no pings (unset, unparsable, zero, or C{$WATCHDOG_PID} naming another process).
+    """
+    usec = env.get("WATCHDOG_USEC", "")
+    owner = env.get("WATCHDOG_PID", "")
+    if owner and owner != str(os.getpid() if pid is None else pid):
+        return None
+    try:
+        value = int(usec)
+    except ValueError:
+        return None
+    if value <= 0:
+        return None
+    return value / 2_000_000
+
+
+class Watchdog:
+    """
+    systemd's watchdog (C{WatchdogSec=} in the unit): C{WATCHDOG=1} every
+    L{watchdog_period} seconds, sent from the reactor's own timer, so a reactor that stalls
+    (a blocked handler, a busy loop) stops the pings and systemd restarts the server.
+
+    @param clock: C{IReactorTime} (a C{task.Clock} in tests).
+    @param env: the environment systemd set (C{WATCHDOG_USEC}, C{WATCHDOG_PID},
+        C{NOTIFY_SOCKET}).
+    """
+
+    def __init__(self, clock: object, env: Mapping[str, str] = os.environ) -> None:
+        self.clock = clock
+        self.env = env
+        self.period = watchdog_period(env)
+        self._loop: object = None
+
+    def start(self) -> bool:
+        """Start pinging (a first ping at once); L{False} when systemd expects none."""
+        from twisted.internet.task import LoopingCall
+
+        if self.period is None or self._loop is not None:
+            return False
+        loop = LoopingCall(notify, "WATCHDOG=1", self.env)
+        loop.clock = self.clock
+        loop.start(self.period, now=True)
+        self._loop = loop
+        return True
+
+    def stop(self) -> None:
+        """Stop pinging (at shutdown, after C{STOPPING=1})."""
+        if self._loop is not None:
+            self._loop.stop()
+            self._loop = None

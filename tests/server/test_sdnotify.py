@@ -8,10 +8,11 @@ import os
 import socket
 import tempfile
 
+from twisted.internet.task import Clock
 from twisted.logger import capturedLogs
 from twisted.trial.unittest import SynchronousTestCase
 
-from kubetwist.server.sdnotify import notify
+from kubetwist.server.sdnotify import Watchdog, notify, watchdog_period
 
 
 class NotifyTests(SynchronousTestCase):
@@ -67,3 +68,43 @@ class NotifyTests(SynchronousTestCase):
         self.assertEqual(events[0]["state"], "READY=1")
         self.assertEqual(events[0]["address"], path)
         self.assertIsInstance(events[0]["error"], OSError)
+
+
+class WatchdogTests(SynchronousTestCase):
+    """The systemd watchdog pings: L{watchdog_period} and L{Watchdog}."""
+
+    def test_period(self) -> None:
+        """Half of WATCHDOG_USEC, in seconds; none when unset, zero, junk or for another
+        process."""
+        self.assertEqual(watchdog_period({"WATCHDOG_USEC": "30000000"}), 15.0)
+        self.assertEqual(watchdog_period({"WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "7"},
+                                         pid=7), 15.0)
+        self.assertIsNone(watchdog_period({"WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "8"},
+                                          pid=7))
+        for env in ({}, {"WATCHDOG_USEC": "0"}, {"WATCHDOG_USEC": "x"}):
+            self.assertIsNone(watchdog_period(env))
+
+    def test_pings_on_the_clock(self) -> None:
+        """WATCHDOG=1 at start and then every period, until stopped."""
+        d = tempfile.mkdtemp(prefix="sdw")
+        self.addCleanup(os.rmdir, d)
+        path = os.path.join(d, "notify")
+        self.addCleanup(os.unlink, path)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.addCleanup(sock.close)
+        sock.bind(path)
+        sock.setblocking(False)
+        clock = Clock()
+        dog = Watchdog(clock, {"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "4000000"})
+        self.assertTrue(dog.start())
+        self.assertEqual(sock.recv(100), b"WATCHDOG=1")
+        clock.advance(1.9)
+        self.assertRaises(BlockingIOError, sock.recv, 100)
+        clock.advance(0.1)
+        self.assertEqual(sock.recv(100), b"WATCHDOG=1")
+        dog.stop()
+        clock.advance(10)
+        self.assertRaises(BlockingIOError, sock.recv, 100)
+
+    def test_not_expected(self) -> None:
+        self.assertFalse(Watchdog(Clock(), {}).start())
