@@ -1,3 +1,4 @@
+# -*- test-case-name: tests.test_tap -*-
 """
 kubetwist: a Kubernetes API server (the kube-apiserver v1.32 API level) written in Python on
 Twisted.  Run it as C{twistd kubeapi} or C{python -m kubetwist}; build extension API servers
