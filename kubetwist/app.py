@@ -240,6 +240,22 @@ class KubeAPIService(MultiService):
             raise ShuttingDown("process is shutting down")
 
     # --- lifecycle -----------------------------------------------------------------------------
+    def setServiceParent(self, parent: Any) -> Any:
+        """
+        Join C{parent} (twistd's application); set the process's log verbosity and give
+        the application the klog observer of C{--logging-format}, which twistd's logger
+        then uses (C{ILogObserver} component) instead of its own format.
+        """
+        from twisted.logger import ILogObserver
+
+        from kubetwist.server.logs import VERBOSITY, KlogObserver
+
+        VERBOSITY.set(int(self.options.get("v") or 0))
+        if hasattr(parent, "setComponent"):
+            parent.setComponent(ILogObserver, KlogObserver(
+                fmt=self.options.get("logging-format") or "text"))
+        return super().setServiceParent(parent)
+
     def startService(self) -> None:
         super().startService()
         try:
@@ -401,6 +417,9 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
 
     metrics = APIServerMetrics(clock)
     install_metrics_route(front, metrics)
+    from kubetwist.server.logs import install_debug_flags
+
+    install_debug_flags(front)
     flow_control = None
     if getattr(config, "enable_priority_and_fairness", True):
         from kubetwist.apis.flowcontrol.controller import new_config_controller

@@ -72,6 +72,7 @@ _GROUPS = [
                        "max-mutating-requests-inflight",
                        "min-request-timeout", "request-timeout", "shutdown-delay-duration"]),
     ("Misc flags", ["service-cluster-ip-range", "service-node-port-range"]),
+    ("Logs flags", ["logging-format", "v"]),
     ("kubetwist flags", ["data-dir", "write-kubeconfig", "reuse-port", "embedded-sync"]),
 ]
 
@@ -343,6 +344,9 @@ class Options(usage.Options):
          "(SQLite synchronous=NORMAL: a process crash loses nothing, a power loss may lose the "
          "last writes) or full (synchronous=FULL: every write is synced to disk before it is "
          "answered)."],
+        ["logging-format", None, "text", 'Sets the log format. Permitted formats: "json" '
+         '(gated by LoggingBetaOptions), "text".'],
+        ["v", "v", "0", "number for the log level verbosity"],
     ]
 
     def _append(self, key: str, value: str) -> None:
@@ -533,6 +537,22 @@ class Options(usage.Options):
         lines.append("      --help\n          Display this help and exit.")
         return "\n".join(lines) + "\n"
 
+    def _logs_flags(self) -> None:
+        """C{-v}/C{--v} (C{-v=3} too, as pflag takes it) and C{--logging-format}, checked
+        as upstream's C{logs.ValidateLoggingConfiguration}."""
+        from kubetwist.server.logs import FORMATS, parse_verbosity
+
+        try:
+            self["v"] = parse_verbosity(self["v"])
+        except ValueError:
+            raise usage.UsageError(f'invalid argument "{self["v"]}" for "-v, --v" flag: '
+                                   f'strconv.ParseInt: parsing "{self["v"]}": invalid '
+                                   'syntax') from None
+        if self["logging-format"] not in FORMATS:
+            raise usage.UsageError(
+                f'logging.format: Invalid value: "{self["logging-format"]}": Unsupported log '
+                'format')
+
     def postOptions(self) -> None:
         """Validate every value; a bad one is a one-line L{usage.UsageError}."""
         o = self
@@ -549,6 +569,7 @@ class Options(usage.Options):
             raise usage.UsageError(f"--secure-port {o['secure-port']} must be between 1 and 65535")
         for key in ("request-timeout", "shutdown-delay-duration"):
             o[key] = parse_duration(o[key])
+        self._logs_flags()
         try:
             ipaddress.ip_address(o["bind-address"])
         except ValueError:

@@ -30,6 +30,7 @@ from kubetwist.server.filters.authorization import with_authorization
 from kubetwist.server.filters.base import FrontResource, resource_handler
 from kubetwist.server.filters.cors import with_cors
 from kubetwist.server.filters.hsts import with_hsts
+from kubetwist.server.filters.httplog import with_http_logging
 from kubetwist.server.filters.impersonation import with_impersonation
 from kubetwist.server.filters.maxinflight import MaxInFlight
 from kubetwist.server.filters.priorityandfairness import PriorityAndFairness
@@ -156,6 +157,7 @@ def build_handler_chain(api_handler: Resource, config: HandlerChainConfig) -> Ha
     handler = with_warning_recorder(handler)
     if config.hsts_directives:
         handler = with_hsts(handler, config.hsts_directives)
+    handler = with_http_logging(handler, config.clock)
     handler = with_request_info(handler)
     handler = with_panic_recovery(handler)
     handler = with_audit_init(handler)

@@ -35,7 +35,11 @@ def with_panic_recovery(handler: Handler) -> Handler:
         elif failure.check(defer.CancelledError):
             return
         else:
-            log.failure("panic in handler chain", failure)
+            from kubetwist.server.filters.httplog import ERROR_LOGGED, request_identity
+
+            log.failure("panic in handler chain", failure, klog_structured=True,
+                        **request_identity(request))
+            request.__dict__[ERROR_LOGGED] = True
             err = errors.new_internal_error("an unexpected error occurred")
         if getattr(request, "startedWriting", False):
             if request.channel is not None:
