@@ -355,9 +355,9 @@ class Options(usage.Options):
 
     def opt_version(self) -> None:
         """Print kubetwist's version and the Kubernetes API level it serves, then exit."""
-        from kubetwist import __version__
+        import kubetwist
 
-        print(f"kubetwist {__version__} (Kubernetes {KUBERNETES_VERSION} API level)")
+        print(f"kubetwist {kubetwist.__version__} (Kubernetes {KUBERNETES_VERSION} API level)")
         sys.exit(0)
 
     def opt_service_account_issuer(self, value: str) -> None:

@@ -114,6 +114,60 @@ class _InflightCollector:
         yield family
 
 
+class _FlowControlCollector:
+    """
+    Upstream's API Priority and Fairness metrics (C{pkg/util/flowcontrol/metrics}), read at
+    scrape time from the filter's counters and the controller's priority levels:
+    C{apiserver_flowcontrol_dispatched_requests_total}, C{_rejected_requests_total}
+    (C{flow_schema priority_level [reason]}), C{_current_executing_requests},
+    C{_current_inqueue_requests} and C{_nominal_limit_seats}, C{_current_limit_seats}
+    (C{priority_level}).
+    """
+
+    def __init__(self, apf: Any) -> None:
+        self.apf = apf
+
+    def collect(self) -> Iterable[Any]:
+        apf = self.apf
+        labels = ["flow_schema", "priority_level"]
+        dispatched = CounterMetricFamily(
+            "apiserver_flowcontrol_dispatched_requests",
+            "Number of requests executed by API Priority and Fairness subsystem",
+            labels=labels)
+        for key, n in sorted(apf.dispatched.items()):
+            dispatched.add_metric(list(key), n)
+        yield dispatched
+        rejected = CounterMetricFamily(
+            "apiserver_flowcontrol_rejected_requests",
+            "Number of requests rejected by API Priority and Fairness subsystem",
+            labels=labels + ["reason"])
+        for key, n in sorted(apf.rejected.items()):
+            rejected.add_metric(list(key), n)
+        yield rejected
+        for name, table, text in (
+                ("apiserver_flowcontrol_current_executing_requests", apf.executing,
+                 "Number of requests in initial (for a WATCH) or any (for a non-WATCH) "
+                 "execution stage in the API Priority and Fairness subsystem"),
+                ("apiserver_flowcontrol_current_inqueue_requests", apf.inqueue,
+                 "Number of requests currently pending in queues of the API Priority and "
+                 "Fairness subsystem")):
+            family = GaugeMetricFamily(name, text, labels=labels)
+            for key, n in sorted(table.items()):
+                family.add_metric(list(key), n)
+            yield family
+        levels = getattr(apf.controller, "priority_levels", {}) or {}
+        for name, attr, text in (
+                ("apiserver_flowcontrol_nominal_limit_seats", "nominal_cl",
+                 "Nominal number of execution seats configured for each priority level"),
+                ("apiserver_flowcontrol_current_limit_seats", "concurrency_limit",
+                 "current derived number of execution seats available to each priority "
+                 "level")):
+            family = GaugeMetricFamily(name, text, labels=["priority_level"])
+            for level, state in sorted(levels.items()):
+                family.add_metric([level], getattr(state, attr, 0))
+            yield family
+
+
 class _AuditCollector:
     """Upstream's audit counters (C{pkg/audit/metrics.go}), read from
     L{kubetwist.audit.backends.METRICS} at scrape time."""
@@ -186,6 +240,12 @@ class APIServerMetrics:
         C{(read-only, mutating)} requests in flight."""
         self.registry.register(_InflightCollector(counts))
 
+    def track_flow_control(self, apf: Any) -> None:
+        """Report the C{apiserver_flowcontrol_*} metrics of the priority-and-fairness
+        filter C{apf} (a L{PriorityAndFairness
+        <kubetwist.server.filters.priorityandfairness.PriorityAndFairness>})."""
+        self.registry.register(_FlowControlCollector(apf))
+
     def wrap(self, handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """
         The instrumentation filter (upstream C{InstrumentRouteFunc}): count and time every
@@ -222,8 +282,11 @@ class APIServerMetrics:
             self.sizes.labels(**{k: labels[k] for k in _SIZE_LABELS}).observe(size)
 
     def exposition(self) -> bytes:
-        """The registry in Prometheus' text format (L{CONTENT_TYPE})."""
-        return generate_latest(self.registry)
+        """The registry in Prometheus' text format (L{CONTENT_TYPE}), then the process-wide
+        storage and watch metrics (L{kubetwist.storage.metrics.REGISTRY})."""
+        from kubetwist.storage.metrics import REGISTRY as PROCESS_REGISTRY
+
+        return generate_latest(self.registry) + generate_latest(PROCESS_REGISTRY)
 
 
 def install_metrics_route(front: Any, metrics: Optional[APIServerMetrics]) -> None:

@@ -49,6 +49,7 @@ from kubetwist.storage.interfaces import (
     strip_resource_version,
     with_resource_version,
 )
+from kubetwist.storage.metrics import timed as _timed
 from kubetwist.storage.value.transformer import InternalError, TransformError, quote
 
 # --- backend primitives' shapes -------------------------------------------------------------------
@@ -301,7 +302,8 @@ class KVStorageBase(ABC):
 
     # IStorage -----------------------------------------------------------------------------
     def get(self, key: str, resource_version: str = "", ignore_not_found: bool = False) -> Deferred:
-        return Deferred.fromCoroutine(self._get(key, resource_version, ignore_not_found))
+        return _timed("get", key, Deferred.fromCoroutine(
+            self._get(key, resource_version, ignore_not_found)))
 
     async def _get(self, key: str, resource_version: str, ignore_not_found: bool):
         full = self._key(key)
@@ -316,7 +318,7 @@ class KVStorageBase(ABC):
         return decode_object(self._from_storage(full, kv.value)[0], kv.mod_revision)
 
     def create(self, key: str, obj: dict) -> Deferred:
-        return Deferred.fromCoroutine(self._create(key, obj))
+        return _timed("create", key, Deferred.fromCoroutine(self._create(key, obj)))
 
     async def _create(self, key: str, obj: dict) -> dict:
         full = self._key(key)
@@ -329,9 +331,9 @@ class KVStorageBase(ABC):
     def guaranteed_update(self, key: str, try_update: Callable,
                           preconditions: Optional[Preconditions] = None,
                           ignore_not_found: bool = False) -> Deferred:
-        return Deferred.fromCoroutine(
+        return _timed("update", key, Deferred.fromCoroutine(
             self._guaranteed_update(key, try_update, preconditions, ignore_not_found)
-        )
+        ))
 
     async def _guaranteed_update(self, key, try_update, preconditions, ignore_not_found):
         full = self._key(key)
@@ -356,7 +358,8 @@ class KVStorageBase(ABC):
 
     def delete(self, key: str, preconditions: Optional[Preconditions] = None,
                validate_deletion: Optional[Callable] = None) -> Deferred:
-        return Deferred.fromCoroutine(self._delete(key, preconditions, validate_deletion))
+        return _timed("delete", key, Deferred.fromCoroutine(
+            self._delete(key, preconditions, validate_deletion)))
 
     async def _delete(self, key, preconditions, validate_deletion):
         full = self._key(key)
@@ -377,10 +380,10 @@ class KVStorageBase(ABC):
     def get_list(self, key: str, recursive: bool = True, resource_version: str = "",
                  resource_version_match: str = "", limit: int = 0, continue_token: str = "",
                  predicate: SelectionPredicate = EVERYTHING) -> Deferred:
-        return Deferred.fromCoroutine(self._get_list(
+        return _timed("list", key, Deferred.fromCoroutine(self._get_list(
             key, recursive, resource_version, resource_version_match, limit, continue_token,
             predicate,
-        ))
+        )))
 
     async def _get_list(self, key, recursive, resource_version, resource_version_match, limit,
                         continue_token, predicate) -> ListResult:
@@ -457,7 +460,8 @@ class KVStorageBase(ABC):
 
     def count(self, key: str) -> Deferred:
         full = self._key(key, recursive=True)
-        return Deferred.fromCoroutine(self._count(full, self._range_end(full)))
+        return _timed("count", key, Deferred.fromCoroutine(
+            self._count(full, self._range_end(full))))
 
     def current_revision(self) -> Deferred:
         return Deferred.fromCoroutine(self._current_revision())

@@ -110,3 +110,86 @@ class MetricsTests(KubeTestCase):
         """C{/metrics} answers GET; other methods are 405."""
         code, _, _ = self.request("POST", "/metrics", {})
         self.assertEqual(code, 405)
+
+
+class StorageAndWatchMetricsTests(KubeTestCase):
+    """The process-wide storage and watch metrics, and the flow-control metrics."""
+
+    def scrape(self) -> str:
+        code, body, _ = self.request("GET", "/metrics")
+        self.assertEqual(code, 200)
+        return body if isinstance(body, str) else body.decode()
+
+    def value(self, text: str, name: str, **labels: str) -> float:
+        return _samples(text, name).get(tuple(sorted(labels.items())), 0.0)
+
+    def test_storage_requests_by_operation_and_type(self) -> None:
+        """A create is one storage C{create} of type C{configmaps}; an apps resource is
+        typed C{deployments.apps}."""
+        before = self.scrape()
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m1"}}
+        self.assertEqual(self.request("POST", "/api/v1/namespaces/default/configmaps", cm)[0],
+                         201)
+        after = self.scrape()
+        self.assertEqual(self.value(after, "etcd_requests_total", operation="create",
+                                    type="configmaps")
+                         - self.value(before, "etcd_requests_total", operation="create",
+                                      type="configmaps"), 1.0)
+        self.assertGreater(self.value(after, "etcd_request_duration_seconds_count",
+                                      operation="create", type="configmaps"), 0)
+        from kubetwist.storage.metrics import type_of
+
+        self.assertEqual(type_of("/registry/deployments/default/web"), "deployments.apps")
+        self.assertEqual(type_of("/registry/services/specs/default/x"), "services")
+
+    def test_storage_objects(self) -> None:
+        """The object counter sets C{apiserver_storage_objects} per resource."""
+        from twisted.internet.defer import ensureDeferred
+
+        for n in ("o1", "o2"):
+            self.request("POST", "/api/v1/namespaces/default/configmaps",
+                         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": n}})
+        self.successResultOf(ensureDeferred(self.kube.object_counter.run_once()))
+        text = self.scrape()
+        got = self.value(text, "apiserver_storage_objects", resource="configmaps")
+        # kube-root-ca.crt in each system namespace, plus the two made here
+        listed = self.request("GET", "/api/v1/configmaps")[1]["items"]
+        self.assertEqual(got, float(len(listed)))
+
+    def test_watch_events(self) -> None:
+        """Each watch event written counts in C{apiserver_watch_events_total} and its size
+        in C{apiserver_watch_events_sizes}; the watcher is registered while it runs."""
+        before = self.scrape()
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w1"}}
+        self.request("POST", "/api/v1/namespaces/default/configmaps", cm)
+        d = self.treq.request(
+            "GET", "https://kubetwist.test/api/v1/namespaces/default/configmaps?watch=1"
+                   "&resourceVersion=0&timeoutSeconds=1",
+            headers={"Authorization": ["Bearer admin-token"]})
+        self.treq.flush()
+        labels = {"group": "", "version": "v1", "kind": "ConfigMap"}
+        self.assertEqual(self.value(self.scrape(), "apiserver_registered_watchers", **labels),
+                         1.0)
+        self.clock.advance(2)
+        self.treq.flush()
+        self.assertIn(b"w1", self.successResultOf(self.successResultOf(d).content()))
+        after = self.scrape()
+        self.assertGreaterEqual(
+            self.value(after, "apiserver_watch_events_total", **labels)
+            - self.value(before, "apiserver_watch_events_total", **labels), 1.0)
+        self.assertGreaterEqual(self.value(after, "apiserver_watch_events_sizes_count",
+                                           **labels), 1.0)
+        self.assertEqual(self.value(after, "apiserver_registered_watchers", **labels), 0.0)
+
+    def test_flow_control(self) -> None:
+        """Requests are counted by flow schema and priority level; levels report seats."""
+        self.request("GET", "/api/v1/namespaces")
+        text = self.scrape()
+        dispatched = _samples(text, "apiserver_flowcontrol_dispatched_requests_total")
+        self.assertTrue(dispatched)
+        for key in dispatched:
+            self.assertEqual([k for k, _ in key], ["flow_schema", "priority_level"])
+        nominal = _samples(text, "apiserver_flowcontrol_nominal_limit_seats")
+        self.assertIn((("priority_level", "catch-all"),), nominal)
+        self.assertIn("apiserver_flowcontrol_current_executing_requests",
+                      {f.name for f in text_string_to_metric_families(text)})

@@ -33,6 +33,7 @@ from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import codec, errors, strict, typed
 from kubetwist.runtime import decode as decodelib
 from kubetwist.runtime import types as typetables
+from kubetwist.storage import metrics as storage_metrics
 from kubetwist.storage.interfaces import INITIAL_EVENTS_END_ANNOTATION, WatchEvent
 
 #: Upstream C{metav1.InitialEventsListBlueprintAnnotationKey}.
@@ -303,6 +304,10 @@ class ResourceHandlers:
         request.write(b"")
         last_rv = [initial_rv]
         first_table = [True]
+        watch_labels = (self.spec.group, self.spec.version, self.spec.kind)
+        storage_metrics.REGISTERED_WATCHERS.labels(*watch_labels).inc()
+        request.notifyFinish().addBoth(
+            lambda _: storage_metrics.REGISTERED_WATCHERS.labels(*watch_labels).dec())
 
         def gone() -> bool:
             return request.finished or getattr(request, "_disconnected", False)
@@ -320,7 +325,10 @@ class ResourceHandlers:
                 first_table[0] = False
             elif out.kind == "partial" and ev_type in ("ADDED", "MODIFIED", "DELETED"):
                 obj = tablelib.partial_object_metadata(obj, out.version)
-            request.write(encode_watch_event(ev_type, obj, out.media))
+            data = encode_watch_event(ev_type, obj, out.media)
+            storage_metrics.watch_event(watch_labels[0], watch_labels[1], watch_labels[2],
+                                        len(data))
+            request.write(data)
 
         def bookmark(meta: dict) -> None:
             annotations = meta.get("annotations") or {}

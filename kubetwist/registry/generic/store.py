@@ -34,6 +34,7 @@ from kubetwist.registry.rest import (
 from kubetwist.runtime import errors
 from kubetwist.runtime import field as fielderr
 from kubetwist.storage import interfaces as st
+from kubetwist.storage import metrics as storage_metrics
 
 #: Upstream C{maxNameGenerationCreateAttempts}: how many names a create with C{generateName}
 #: tries before answering 409 AlreadyExists.
@@ -146,6 +147,7 @@ class Store:
         self.storage = storage
         self.clock = clock
         self.key_root = key_root or f"/registry/{spec.resource}"
+        storage_metrics.register_resource(self.key_root, spec.group, spec.resource)
         self.return_deleted_object = return_deleted_object
         self.decorator = decorator
         #: upstream C{names.SimpleNameGenerator}: C{generateName -> name} (tests inject one)

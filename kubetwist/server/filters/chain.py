@@ -144,6 +144,8 @@ def build_handler_chain(api_handler: Resource, config: HandlerChainConfig) -> Ha
         counts: Any = apf if apf is not None else inflight
         config.metrics.track_inflight(
             lambda: (counts.inflight_readonly, counts.inflight_mutating))
+        if apf is not None:
+            config.metrics.track_flow_control(apf)
     handler = with_authorization(handler, config.authorizer)
     handler = apf.wrap(handler) if apf is not None else inflight.wrap(handler)  # type: ignore
     handler = with_impersonation(handler, config.authorizer)

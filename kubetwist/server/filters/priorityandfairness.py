@@ -60,18 +60,34 @@ class PriorityAndFairness:
         #: atomicMutatingExecuting, reported as apiserver_current_inflight_requests)
         self.inflight_readonly = 0
         self.inflight_mutating = 0
+        #: C{(flow schema, priority level) -> count}: requests dispatched (upstream
+        #: C{apiserver_flowcontrol_dispatched_requests_total}), executing and waiting now
+        self.dispatched: dict[tuple[str, str], int] = {}
+        self.executing: dict[tuple[str, str], int] = {}
+        self.inqueue: dict[tuple[str, str], int] = {}
+        #: C{(flow schema, priority level, reason) -> count}: requests refused with 429
+        #: (reasons C{queue-full}, C{time-out}, C{cancelled}, as upstream)
+        self.rejected: dict[tuple[str, str, str], int] = {}
 
     def wrap(self, handler: Handler) -> Handler:
         """Classify, take a seat (perhaps after queuing) or answer 429, then hand on."""
         controller = self.controller
 
-        def reject(request: Any, classification: Any) -> None:
+        def names(classification: Any) -> tuple[str, str]:
+            return ((classification.flow_schema.get("metadata") or {}).get("name", ""),
+                    classification.priority_level_name)
+
+        def count(table: dict, key: tuple, n: int = 1) -> None:
+            table[key] = table.get(key, 0) + n
+
+        def reject(request: Any, classification: Any, reason: str = "queue-full") -> None:
+            count(self.rejected, names(classification) + (reason,))
             retry_after = controller.dropped_request(classification)
             if request.finished or getattr(request, "_disconnected", False):
                 return
             write_too_many_requests(request, retry_after)
 
-        def execute(request: Any, req: Any, watch: bool) -> Any:
+        def execute(request: Any, req: Any, watch: bool, classification: Any) -> Any:
             if getattr(request, "_disconnected", False) or request.finished:
                 req.finish()
                 return None
@@ -80,8 +96,12 @@ class PriorityAndFairness:
                 self.inflight_mutating += 1
             else:
                 self.inflight_readonly += 1
+            key = names(classification)
+            count(self.dispatched, key)
+            count(self.executing, key)
 
             def finished(_: Any) -> None:
+                count(self.executing, key, -1)
                 req.finish()
                 if mutating:
                     self.inflight_mutating -= 1
@@ -124,17 +144,21 @@ class PriorityAndFairness:
                 reject(request, classification)
                 return None
             if req.executing:
-                return execute(request, req, watch)
+                return execute(request, req, watch, classification)
             timer = self.clock.callLater(self.wait_limit, req.cancel)
             request.notifyFinish().addBoth(lambda _: req.cancel())
+            key = names(classification)
+            count(self.inqueue, key)
 
             def decided(dispatched: bool) -> Any:
-                if timer.active():
+                count(self.inqueue, key, -1)
+                timed_out = not timer.active()
+                if not timed_out:
                     timer.cancel()
                 if not dispatched:
-                    reject(request, classification)
+                    reject(request, classification, "time-out" if timed_out else "cancelled")
                     return None
-                return execute(request, req, watch)
+                return execute(request, req, watch, classification)
 
             return req.wait().addCallback(decided)
 
