@@ -7,8 +7,9 @@ workload templates and on namespace updates that tighten C{enforce}, version sel
 against kubetwist in process, as L{tests.endpoints.test_recorded_vectors} replays the others.
 """
 
-from tests.endpoints.test_recorded_vectors import _make, load_vectors
 from twisted.trial.unittest import SynchronousTestCase
+
+from tests.endpoints.test_recorded_vectors import _make, load_vectors
 
 RecordedPodsecurityTests = _make("podsecurity")
 
