@@ -599,3 +599,42 @@ class ServerTests(KubeTestCase):
         self.assertEqual(response.headers.getRawHeaders("Warning"), [
             '299 - "would violate PodSecurity \\"baseline:latest\\": host namespaces '
             '(hostNetwork=true)"'])
+
+
+class WarningPlumbingTests(SynchronousTestCase):
+    """C{Attributes.add_warning} and the chain's C{warn} callback, which the plugin uses."""
+
+    def test_add_warning(self) -> None:
+        a = attrs("pods", privileged_pod())
+        a.add_warning("one")
+        a.add_warning("two")
+        a.add_warning("one")
+        self.assertEqual(a.warnings, ["one", "two"])
+
+    def test_chain_hands_warnings_over(self) -> None:
+        """After each phase, refusing or not, the chain gives the phase's warnings to
+        C{warn}, in order."""
+        from kubetwist.admission.chain import AdmissionChain
+        from kubetwist.registry.rest import ResourceSpec
+
+        class Warner:
+            name = "warner"
+
+            def handles(self, operation: str) -> bool:
+                return True
+
+            async def admit(self, a: Attributes) -> None:
+                a.add_warning("from admit")
+
+            async def validate(self, a: Attributes) -> None:
+                a.add_warning("from validate")
+                raise errors.new_forbidden("", "configmaps", a.name, "no")
+
+        got: list[str] = []
+        spec = ResourceSpec("", "v1", "configmaps", "ConfigMap", "configmap")
+        admission = AdmissionChain([Warner()]).for_request(spec, "", "ns", "c", None, False,
+                                                           warn=got.append)
+        self.successResultOf(Deferred.fromCoroutine(admission.mutate("CREATE", {}, None)))
+        self.failureResultOf(Deferred.fromCoroutine(admission.validate("CREATE", {}, None)),
+                             errors.StatusError)
+        self.assertEqual(got, ["from admit", "from validate"])
