@@ -600,6 +600,40 @@ class ServerTests(KubeTestCase):
             '299 - "would violate PodSecurity \\"baseline:latest\\": host namespaces '
             '(hostNetwork=true)"'])
 
+    def test_server_metrics(self) -> None:
+        """C{/metrics} shows the plugin's counters with kube-apiserver's names, help texts,
+        labels and initial series (the values print as prometheus-client prints them)."""
+        self.namespace("r", enforce="restricted")
+        code, _, _ = self.request("POST", "/api/v1/namespaces/r/pods",
+                                  dict(privileged_pod("priv"), apiVersion="v1", kind="Pod"))
+        self.assertEqual(code, 403)
+        code, text, _ = self.request("GET", "/metrics")
+        lines = [line for line in text.splitlines() if "pod_security" in line]
+        self.assertEqual(lines, [
+            "# HELP pod_security_evaluations_total [ALPHA] Number of policy evaluations that "
+            "occurred, not counting ignored or exempt requests.",
+            "# TYPE pod_security_evaluations_total counter",
+            'pod_security_evaluations_total{decision="allow",mode="enforce",'
+            'policy_level="privileged",policy_version="latest",request_operation="create",'
+            'resource="pod",subresource=""} 0.0',
+            'pod_security_evaluations_total{decision="allow",mode="enforce",'
+            'policy_level="privileged",policy_version="latest",request_operation="update",'
+            'resource="pod",subresource=""} 0.0',
+            'pod_security_evaluations_total{decision="deny",mode="enforce",'
+            'policy_level="restricted",policy_version="latest",request_operation="create",'
+            'resource="pod",subresource=""} 1.0',
+            "# HELP pod_security_exemptions_total [ALPHA] Number of exempt requests, not "
+            "counting ignored or out of scope requests.",
+            "# TYPE pod_security_exemptions_total counter",
+            'pod_security_exemptions_total{request_operation="create",resource="controller",'
+            'subresource=""} 0.0',
+            'pod_security_exemptions_total{request_operation="create",resource="pod",'
+            'subresource=""} 0.0',
+            'pod_security_exemptions_total{request_operation="update",resource="controller",'
+            'subresource=""} 0.0',
+            'pod_security_exemptions_total{request_operation="update",resource="pod",'
+            'subresource=""} 0.0'])
+
 
 class WarningPlumbingTests(SynchronousTestCase):
     """C{Attributes.add_warning} and the chain's C{warn} callback, which the plugin uses."""
@@ -638,3 +672,31 @@ class WarningPlumbingTests(SynchronousTestCase):
         self.failureResultOf(Deferred.fromCoroutine(admission.validate("CREATE", {}, None)),
                              errors.StatusError)
         self.assertEqual(got, ["from admit", "from validate"])
+
+
+class MetricsTests(SynchronousTestCase):
+    """The plugin's C{pod_security_*} counters (upstream C{PrometheusRecorder})."""
+
+    def test_counts(self) -> None:
+        namespaces = _Namespaces(strict={R + "enforce": "restricted", R + "warn": "baseline",
+                                         R + "warn-version": "v1.40"},
+                                 bad={R + "audit": "x"})
+        plugin = PodSecurity({"apiVersion": "pod-security.admission.config.k8s.io/v1",
+                              "kind": "PodSecurityConfiguration",
+                              "exemptions": {"namespaces": ["kube-system"]}}, namespaces)
+        for a in (attrs("pods", privileged_pod(), namespace="strict"),
+                  attrs("pods", privileged_pod(), namespace="kube-system"),
+                  attrs("deployments", deployment(privileged_pod()), namespace="strict"),
+                  attrs("pods", restricted_pod(), namespace="bad"),
+                  attrs("pods", restricted_pod(), namespace="broken")):
+            ensureDeferred(plugin.validate(a)).addErrback(lambda f: f.trap(errors.StatusError))
+        m = plugin.metrics
+        self.assertEqual(m.evaluations[("deny", "enforce", "restricted", "latest", "create",
+                                        "pod", "")], 1)
+        self.assertEqual(m.evaluations[("deny", "warn", "baseline", "future", "create",
+                                        "controller", "")], 1)
+        self.assertEqual(m.evaluations[("allow", "enforce", "privileged", "latest", "create",
+                                        "pod", "")], 1)
+        self.assertEqual(m.exemptions[("create", "pod", "")], 1)
+        self.assertEqual(m.errors, {("false", "create", "pod", ""): 1,
+                                    ("true", "create", "pod", ""): 1})

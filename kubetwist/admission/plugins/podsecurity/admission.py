@@ -44,6 +44,14 @@ from kubetwist.admission.plugins.podsecurity.config import (
     PodSecurityConfiguration,
     load_configuration,
 )
+from kubetwist.admission.plugins.podsecurity.metrics import (
+    DECISION_ALLOW,
+    DECISION_DENY,
+    MODE_AUDIT,
+    MODE_ENFORCE,
+    MODE_WARN,
+    PodSecurityMetrics,
+)
 from kubetwist.runtime import errors
 from kubetwist.runtime import field as fielderr
 
@@ -150,6 +158,7 @@ class PodSecurity:
 
     @ivar configuration: the loaded L{PodSecurityConfiguration}.
     @ivar default_policy: the policy of a namespace without labels.
+    @ivar metrics: the plugin's L{PodSecurityMetrics} (a collector for C{/metrics}).
     """
 
     name = "PodSecurity"
@@ -179,6 +188,7 @@ class PodSecurity:
         self.list_pods = list_pods
         self.evaluator = evaluator
         self.monotonic = monotonic
+        self.metrics = PodSecurityMetrics()
 
     def handles(self, operation: str) -> bool:
         """Creates and updates (upstream C{admission.NewHandler(Create, Update)})."""
@@ -352,12 +362,15 @@ class PodSecurity:
         if a.subresource in IGNORED_POD_SUBRESOURCES:
             return Response()
         if self._exempt_namespace(a.namespace):
+            self.metrics.record_exemption(a)
             return _exempt("namespace")
         if self._exempt_user(self._user_name(a)):
+            self.metrics.record_exemption(a)
             return _exempt("user")
         try:
             namespace = await self._namespace(a.namespace)
         except Exception as e:
+            self.metrics.record_error(True, a)
             message = f'failed to lookup namespace "{a.namespace}"'
             err = errors.new_internal_error(message)
             return Response(False, err, annotations={
@@ -365,6 +378,7 @@ class PodSecurity:
         ns_policy, ns_errs = self.policy_to_evaluate(
             _dict(namespace.get("metadata")).get("labels"))
         if not ns_errs and ns_policy.fully_privileged():
+            self.metrics.record_evaluation(DECISION_ALLOW, ns_policy.enforce, MODE_ENFORCE, a)
             return Response(annotations={api.ENFORCED_POLICY_ANNOTATION_KEY: str(
                 api.LevelVersion(api.LEVEL_PRIVILEGED, api.LATEST))})
         pod = _dict(a.object)
@@ -378,12 +392,15 @@ class PodSecurity:
         if a.subresource:
             return Response()
         if self._exempt_namespace(a.namespace):
+            self.metrics.record_exemption(a)
             return _exempt("namespace")
         if self._exempt_user(self._user_name(a)):
+            self.metrics.record_exemption(a)
             return _exempt("user")
         try:
             namespace = await self._namespace(a.namespace)
         except Exception as e:
+            self.metrics.record_error(True, a)
             return Response(annotations={
                 "error": f'failed to lookup namespace "{a.namespace}": {_error_text(e)}'})
         ns_policy, ns_errs = self.policy_to_evaluate(
@@ -404,9 +421,11 @@ class PodSecurity:
         (not when refused), each level-version evaluated once.
         """
         if self._exempt_runtime_class(_dict(spec).get("runtimeClassName")):
+            self.metrics.record_exemption(a)
             return _exempt("runtimeClass")
         response = Response()
         if ns_errs:
+            self.metrics.record_error(False, a)
             response.annotations["error"] = \
                 f"Failed to parse policy: {fielderr.aggregate_message(ns_errs)}"
         cached: dict[api.LevelVersion, AggregateCheckResult] = {}
@@ -424,15 +443,19 @@ class PodSecurity:
                 response.error = errors.new_forbidden(
                     a.resource.group, a.resource.resource, a.name,
                     f'violates PodSecurity "{ns_policy.enforce}": {result.forbidden_detail()}')
+            self.metrics.record_evaluation(DECISION_ALLOW if result.allowed else DECISION_DENY,
+                                           ns_policy.enforce, MODE_ENFORCE, a)
         audit = result_of(ns_policy.audit)
         if not audit.allowed:
             response.annotations[api.AUDIT_VIOLATIONS_ANNOTATION_KEY] = \
                 f'would violate PodSecurity "{ns_policy.audit}": {audit.forbidden_detail()}'
+            self.metrics.record_evaluation(DECISION_DENY, ns_policy.audit, MODE_AUDIT, a)
         if response.allowed:
             warn = result_of(ns_policy.warn)
             if not warn.allowed:
                 response.warnings.append(
                     f'would violate PodSecurity "{ns_policy.warn}": {warn.forbidden_detail()}')
+                self.metrics.record_evaluation(DECISION_DENY, ns_policy.warn, MODE_WARN, a)
         return response
 
     # -- lookups and exemptions --------------------------------------------------------------
