@@ -700,3 +700,34 @@ class MetricsTests(SynchronousTestCase):
         self.assertEqual(m.exemptions[("create", "pod", "")], 1)
         self.assertEqual(m.errors, {("false", "create", "pod", ""): 1,
                                     ("true", "create", "pod", ""): 1})
+
+
+class AuditAnnotationTests(KubeTestCase):
+    """The plugin's annotations reach the request's audit event, also on a refusal."""
+
+    def setUp(self) -> None:
+        from kubetwist.audit import AuditConfig
+        from kubetwist.audit.policy import load_policy
+        from tests.server.test_filters_audit import MemoryBackend
+
+        self.backend = MemoryBackend()
+        self.audit = AuditConfig(load_policy(
+            b"apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\n"
+            b"rules:\n- level: Metadata\n  resources: [{group: '', resources: [pods]}]\n"
+            b"- level: None\n"), self.backend)
+        super().setUp()
+
+    def test_refused_pod(self) -> None:
+        code, _, _ = self.request("POST", "/api/v1/namespaces", {
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a", "labels": {
+                R + "enforce": "baseline", R + "audit": "restricted"}}})
+        self.assertEqual(code, 201)
+        code, _, _ = self.request("POST", "/api/v1/namespaces/a/pods",
+                                  dict(privileged_pod("priv"), apiVersion="v1", kind="Pod"))
+        self.assertEqual(code, 403)
+        [event] = [e for e in self.backend.events if e.get("objectRef", {}).get("name") == "priv"]
+        annotations = event["annotations"]
+        self.assertEqual(annotations[R + "enforce-policy"], "baseline:latest")
+        self.assertTrue(annotations[R + "audit-violations"].startswith(
+            'would violate PodSecurity "restricted:latest": privileged (container "c" must not '
+            "set securityContext.privileged=true), allowPrivilegeEscalation != false"))
