@@ -177,6 +177,25 @@ class ConfigurationTests(SynchronousTestCase):
             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), "
             'exemptions.usernames[0]: Invalid value: "": username must not be empty]')
 
+    def test_plugin_error(self) -> None:
+        """The text kube-apiserver v1.32 stops with (recorded, after C{failed to apply
+        admission: }): decoding errors and initialisation errors differ."""
+        e = self.assertRaises(ConfigurationError, load_configuration,
+                              self.config(defaults={"enforce": "baseline", "level": "x"}))
+        self.assertEqual(e.plugin_error(), 'couldn\'t init admission plugin "PodSecurity": '
+                         'strict decoding error: unknown field "defaults.level"')
+        e = self.assertRaises(ConfigurationError, load_configuration,
+                              self.config(defaults={"enforce": "strict"},
+                                          exemptions={"namespaces": ["Bad"]}))
+        self.assertEqual(e.plugin_error(), 'failed to initialize admission plugin '
+                         '"PodSecurity": PodSecurity configuration error: enforce: must be one '
+                         "of privileged, baseline, restricted")
+        e = self.assertRaises(ConfigurationError, load_configuration,
+                              self.config(exemptions={"namespaces": ["Bad"]}))
+        self.assertTrue(e.plugin_error().startswith(
+            'failed to initialize admission plugin "PodSecurity": PodSecurity invalid: '
+            'exemptions.namespaces[0]: Invalid value: "Bad": a lowercase RFC 1123 label'))
+
     def test_strict_decoding(self) -> None:
         self.assertError(self.config(defaults={"enforce": "baseline", "level": "x"}, extra=1),
                          'strict decoding error: unknown field "extra", unknown field '

@@ -51,10 +51,25 @@ _GO_EXEMPTIONS = "PodSecurityExemptions"
 
 class ConfigurationError(ValueError):
     """
-    The configuration does not load; the text is upstream's (what kube-apiserver prints after
-    C{couldn't init admission plugin "PodSecurity": } or as the plugin's initialisation
-    error, e.g. C{PodSecurity invalid: exemptions.namespaces[0]: Invalid value: ...}).
+    The configuration does not load; the text is upstream's (e.g. C{strict decoding error:
+    unknown field "defaults.level"}, C{PodSecurity invalid: exemptions.namespaces[0]: Invalid
+    value: ...}).
+
+    @ivar initialization: the error is the plugin's initialisation check (levels, versions,
+        exemptions) rather than the decoding of the configuration.
     """
+
+    def __init__(self, message: str, initialization: bool = False) -> None:
+        super().__init__(message)
+        self.initialization = initialization
+
+    def plugin_error(self) -> str:
+        """The text kube-apiserver v1.32 stops with, after C{failed to apply admission: }:
+        C{couldn't init admission plugin "PodSecurity": <decoding error>} or C{failed to
+        initialize admission plugin "PodSecurity": <initialisation error>}."""
+        if self.initialization:
+            return f'failed to initialize admission plugin "PodSecurity": {self}'
+        return f'couldn\'t init admission plugin "PodSecurity": {self}'
 
 
 @dataclass
@@ -154,7 +169,7 @@ def _to_policy(defaults: dict[str, str]) -> Policy:
     if errs:
         unique = list(dict.fromkeys(errs))
         text = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
-        raise ConfigurationError(f"PodSecurity configuration error: {text}")
+        raise ConfigurationError(f"PodSecurity configuration error: {text}", True)
     return Policy(*(LevelVersion(parsed[m], parsed[m + "-version"])
                     for m in ("enforce", "audit", "warn")))
 
@@ -194,7 +209,8 @@ def load_configuration(raw: Any = None) -> PodSecurityConfiguration:
     @raise ConfigurationError: with upstream's text: an unknown apiVersion or kind, a strict
         decoding error (C{strict decoding error: unknown field "defaults.foo"}), a type error,
         C{PodSecurity configuration error: ...} (levels, versions) or
-        C{PodSecurity invalid: ...} (exemptions).
+        C{PodSecurity invalid: ...} (exemptions); L{ConfigurationError.plugin_error} is the
+        text kube-apiserver stops with.
     """
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8")
@@ -226,5 +242,6 @@ def load_configuration(raw: Any = None) -> PodSecurityConfiguration:
     config.policy = _to_policy(config.defaults)
     errs = _validate(config)
     if errs:
-        raise ConfigurationError(f"PodSecurity invalid: {fielderr.aggregate_message(errs)}")
+        raise ConfigurationError(f"PodSecurity invalid: {fielderr.aggregate_message(errs)}",
+                                 True)
     return config
