@@ -420,6 +420,10 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     from kubetwist.server.logs import install_debug_flags
 
     install_debug_flags(front)
+
+    for plugin in kube.admission.plugins:  # plugins' own metrics (PodSecurity's pod_security_*)
+        if hasattr(getattr(plugin, "metrics", None), "collect"):
+            metrics.registry.register(plugin.metrics)
     flow_control = None
     if getattr(config, "enable_priority_and_fairness", True):
         from kubetwist.apis.flowcontrol.controller import new_config_controller

@@ -20,6 +20,7 @@ from typing import Any, Awaitable, Callable, Iterable, Mapping, Optional
 from kubetwist.admission.plugins.always import AlwaysAdmit, AlwaysDeny
 from kubetwist.admission.plugins.defaulttolerationseconds import DefaultTolerationSeconds
 from kubetwist.admission.plugins.namespacelifecycle import NamespaceLifecycle
+from kubetwist.admission.plugins.podsecurity import PodSecurity
 from kubetwist.admission.plugins.priority import Priority
 from kubetwist.admission.plugins.serviceaccount import ServiceAccount
 
@@ -143,6 +144,8 @@ PLUGINS.update({
     "ServiceAccount": lambda ctx: ServiceAccount(ctx.stores.get(("", "serviceaccounts"))),
     "Priority": lambda ctx: Priority(ctx.lister("scheduling.k8s.io", "priorityclasses")),
     "DefaultTolerationSeconds": lambda ctx: DefaultTolerationSeconds(),
+    "PodSecurity": lambda ctx: PodSecurity(ctx.config("PodSecurity"), ctx.stores.get(
+        ("", "namespaces")), ctx.lister("", "pods")),
 })
 
 
