@@ -395,6 +395,9 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
 
     metrics = APIServerMetrics(clock)
     install_metrics_route(front, metrics)
+    webhooks = getattr(kube.admission_context, "_admission_webhooks", None)
+    if webhooks is not None:
+        webhooks.metrics.register_on(metrics.registry)
     flow_control = None
     if getattr(config, "enable_priority_and_fairness", True):
         from kubetwist.apis.flowcontrol.controller import new_config_controller

@@ -72,10 +72,18 @@ class AdmissionChain:
         return self.plugins + self.internal
 
     async def admit(self, attributes: Attributes) -> None:
-        """The mutating phase: every mutating step that handles the operation, in order."""
+        """The mutating phase: every mutating step that handles the operation, in order; a
+        second round when a step asked for it (upstream C{reinvoker.Admit}: a mutating
+        webhook changed the object and webhooks with C{reinvocationPolicy: IfNeeded} ran
+        before)."""
         for p in self.steps():
             if _has(p, IMutationInterface, "admit") and p.handles(attributes.operation):
                 await _settled(p.admit(attributes))
+        if attributes.reinvocation.should_reinvoke and not attributes.reinvocation.is_reinvoke:
+            attributes.reinvocation.is_reinvoke = True
+            for p in self.steps():
+                if _has(p, IMutationInterface, "admit") and p.handles(attributes.operation):
+                    await _settled(p.admit(attributes))
 
     async def validate(self, attributes: Attributes) -> None:
         """The validating phase: every validating step that handles the operation, in order."""
@@ -87,6 +95,7 @@ class AdmissionChain:
         self, spec: Any, subresource: str, namespace: str, name: str, user: Any,
         dry_run: bool, options: Optional[dict] = None,
         annotate: Optional[Callable[[str, str], None]] = None,
+        warn: Optional[Callable[[str], None]] = None,
     ) -> RequestAdmission:
         """
         Bind the chain to one request on the resource C{spec} (a C{ResourceSpec}) describes.
@@ -97,6 +106,8 @@ class AdmissionChain:
             that creates), as upstream's patcher does.
         @param annotate: C{(key, value) -> None}, given the audit annotations the plugins
             added (L{Attributes.add_annotation}) after each phase, even a refusing one.
+        @param warn: C{(text) -> None}, given the warnings the plugins added
+            (L{Attributes.add_warning}) after each phase, even a refusing one.
         """
 
         def attributes(operation: str, obj: Optional[dict], old: Optional[dict]) -> Attributes:
@@ -113,6 +124,9 @@ class AdmissionChain:
                 if annotate is not None:
                     for key, value in attrs.annotations.items():
                         annotate(key, value)
+                if warn is not None:
+                    for text in attrs.warnings:
+                        warn(text)
 
         async def mutate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:
             await run(self.admit, attributes(operation, obj, old))
