@@ -117,6 +117,64 @@ def _transport_text(exc: BaseException, address: str, server_name: str) -> str:
     return str(exc) or type(exc).__name__
 
 
+async def _hostname_error(reactor: Any, host: str, port: int, server_name: str) -> str:
+    """Go's C{x509.HostnameError} text for a server whose certificate does not carry
+    C{server_name}: the certificate is fetched again, unverified, to name what it is valid
+    for (C{x509: certificate is valid for a, b, not c})."""
+    import ipaddress
+
+    from cryptography import x509
+    from twisted.internet import protocol, ssl
+    from twisted.internet.endpoints import SSL4ClientEndpoint
+    from twisted.internet.interfaces import IHandshakeListener
+    from zope.interface import implementer
+
+    @implementer(IHandshakeListener)
+    class Grab(protocol.Protocol):
+        def __init__(self) -> None:
+            self.done: defer.Deferred = defer.Deferred()
+
+        def handshakeCompleted(self) -> None:  # noqa: N802 (Twisted's name)
+            cert = self.transport.getPeerCertificate()
+            self.transport.abortConnection()
+            if not self.done.called:
+                self.done.callback(cert)
+
+        def connectionLost(self, reason: Any = None) -> None:  # noqa: N802
+            if not self.done.called:
+                self.done.callback(None)
+
+    generic = f"x509: certificate is not valid for any names, but wanted to match {server_name}"
+    try:
+        endpoint = SSL4ClientEndpoint(reactor, host, port, ssl.CertificateOptions(verify=False),
+                                      timeout=5)
+        proto = await endpoint.connect(protocol.Factory.forProtocol(Grab))
+        d = proto.done
+        d.addTimeout(5, reactor)
+        cert = await d
+        if cert is None:
+            return generic
+        cert = cert.to_cryptography()
+        try:
+            san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        except x509.ExtensionNotFound:
+            return "x509: certificate relies on legacy Common Name field, use SANs instead"
+    except Exception:
+        return generic
+    try:
+        ipaddress.ip_address(server_name)
+        ips = [str(i) for i in san.get_values_for_type(x509.IPAddress)]
+        if not ips:
+            return (f"x509: cannot validate certificate for {server_name} because it doesn't "
+                    "contain any IP SANs")
+        valid = ", ".join(ips)
+    except ValueError:
+        valid = ", ".join(san.get_values_for_type(x509.DNSName))
+    if not valid:
+        return generic
+    return f"x509: certificate is valid for {valid}, not {server_name}"
+
+
 _GENERIC = {
     400: "the server rejected our request for an unknown reason",
     401: "the server has asked for the client to provide credentials",
@@ -322,14 +380,31 @@ class Dispatcher:
             return response.code, await response.content()
 
         d = defer.Deferred.fromCoroutine(post())
-        d.addTimeout(hook.timeout, self.clock)
+        timed_out = []
+
+        def expire() -> None:
+            timed_out.append(True)
+            d.cancel()
+
+        timer = self.clock.callLater(hook.timeout, expire)
         try:
             code, content = await d
         except Exception as e:
-            reason = _transport_text(e, address, endpoint.server_name)
+            if timed_out:
+                reason = "context deadline exceeded"
+            else:
+                reason = _transport_text(e, address, endpoint.server_name)
+                if reason.startswith("tls: failed to verify certificate: x509: certificate "
+                                     "is not valid for"):
+                    reason = "tls: failed to verify certificate: " + await _hostname_error(
+                        self.clock, parts.hostname or "", parts.port or 443,
+                        endpoint.server_name)
             raise CallingWebhookError(hook.name, f'failed to call webhook: Post "{go_url}": '
                                       f"{reason}",
                                       errors.new_bad_request("error calling webhook")) from None
+        finally:
+            if timer.active():
+                timer.cancel()
         if not 200 <= code < 300:
             status = _response_error(code, content)
             raise CallingWebhookError(hook.name, f"failed to call webhook: {status.message}",
