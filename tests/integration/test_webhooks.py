@@ -222,7 +222,9 @@ class WebhookTests(ServerTestMixin, SynchronousTestCase):
         out = self.apply_configmap("garbage")
         self.assertIn('Internal error occurred: failed calling webhook "garbage.example.com": '
                       "failed to call webhook: couldn't get version/kind; json parse error: "
-                      "invalid character 't' looking for beginning of value", out.stderr)
+                      "json: cannot unmarshal string into Go value of type struct { APIVersion "
+                      'string "json:\\"apiVersion,omitempty\\""; Kind string '
+                      '"json:\\"kind,omitempty\\"" }', out.stderr)
         self.assertFalse(self.configmap_exists("garbage"))
 
     def test_patch_breaking_the_schema(self) -> None:

@@ -212,11 +212,24 @@ def _response_error(code: int, body: bytes) -> errors.StatusError:
     return errors.make_status(code, "InternalError" if code >= 500 else "BadRequest", message)
 
 
+_TYPE_META_STRUCT = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string '
+                     '"json:\\"kind,omitempty\\"" }')
+
+
 def _json_error(body: bytes) -> str:
-    text = body.decode("utf-8", "replace").lstrip()
-    if not text:
-        return "unexpected end of JSON input"
-    return f"invalid character {text[0]!r} looking for beginning of value"
+    """client-go's error for an answer that is not a JSON object (the decoder reads YAML too,
+    so most garbage is a YAML string): C{json: cannot unmarshal string into Go value of type
+    struct { APIVersion ...; Kind ... }}."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(body)
+    except yaml.YAMLError as e:
+        return f"error converting YAML to JSON: yaml: {str(e).splitlines()[0]}"
+    kind = ("bool" if isinstance(value, bool) else "number" if isinstance(value, (int, float))
+            else "array" if isinstance(value, list) else "object" if isinstance(value, dict)
+            else "string")
+    return f"json: cannot unmarshal {kind} into Go value of type {_TYPE_META_STRUCT}"
 
 
 class Dispatcher:
@@ -360,8 +373,12 @@ class Dispatcher:
         try:
             endpoint, client = await self.clients.for_config(hook.client_config)
         except errors.StatusError as e:
+            message = e.message
+            if e.code == 404 and message.startswith('services "'):
+                # upstream's resolver reads a Service lister: its NotFound names "service"
+                message = "service " + message[len("services "):]
             raise CallingWebhookError(hook.name, f'failed to call webhook: Post "{go_url}": '
-                                      f"{e.message}", e) from None
+                                      f"{message}", e) from None
         except Exception as e:
             raise CallingWebhookError(
                 hook.name, f"could not get REST client: {e}",
@@ -412,6 +429,8 @@ class Dispatcher:
         try:
             answer = json.loads(content)
         except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
             raise CallingWebhookError(
                 hook.name, "failed to call webhook: couldn't get version/kind; json parse "
                 f"error: {_json_error(content)}",
