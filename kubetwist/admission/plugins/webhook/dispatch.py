@@ -257,8 +257,9 @@ class Dispatcher:
     @staticmethod
     def namespace_of(a: Any) -> str:
         """The request's namespace as upstream's attributes carry it (a namespace's own name
-        for requests on namespaces)."""
-        if not a.namespace and a.resource.group == "" and a.resource.resource == "namespaces":
+        for requests on a named namespace: upstream's request info reads it from the path)."""
+        if not a.namespace and a.resource.group == "" and a.resource.resource == "namespaces" \
+                and a.operation != "CREATE":
             return a.name
         return a.namespace
 

@@ -123,8 +123,12 @@ def request_fields(attributes: Any, kind: tuple, resource: tuple, obj: Optional[
         req["requestSubResource"] = attributes.subresource
     if attributes.name:
         req["name"] = attributes.name
-    if attributes.namespace:
-        req["namespace"] = attributes.namespace
+    namespace = attributes.namespace
+    if not namespace and rr.group == "" and rr.resource == "namespaces" and \
+            attributes.operation != "CREATE":
+        namespace = attributes.name
+    if namespace:
+        req["namespace"] = namespace
     req["operation"] = attributes.operation
     req["userInfo"] = _user_info(attributes.user)
     if uid:
