@@ -34,7 +34,8 @@ from kubetwist.runtime.errors import (
     new_request_entity_too_large,
 )
 
-__all__ = ["apply_json_patch", "apply_json_patch_ops", "apply_merge_patch", "MAX_JSON_PATCH_OPERATIONS", "JSONPatchError"]
+__all__ = ["apply_json_patch", "apply_json_patch_ops", "apply_merge_patch",
+           "MAX_JSON_PATCH_OPERATIONS", "JSONPatchError"]
 
 #: Upstream C{maxJSONPatchOperations}.
 MAX_JSON_PATCH_OPERATIONS = 10000

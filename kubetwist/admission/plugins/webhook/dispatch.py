@@ -17,10 +17,11 @@ import copy
 import json
 from typing import Any, Optional
 
-from twisted.internet import defer, error as netError
+from twisted.internet import defer
+from twisted.internet import error as netError
 from twisted.logger import Logger
 
-from kubetwist.admission.plugins.webhook.matching import is_exempt, rule_matches
+from kubetwist.admission.plugins.webhook.matching import rule_matches
 from kubetwist.admission.plugins.webhook.metrics import (
     APISERVER_INTERNAL_ERROR,
     CALLING_WEBHOOK_ERROR,
@@ -317,10 +318,9 @@ class Dispatcher:
             for rule in hook.rules:
                 for egvr, egvk in equivalents:
                     if rule_matches(rule, a.operation, egvr, a.subresource, namespace):
-                        kind = egvk if tuple(a.kind)[2] == (a.spec.kind if a.spec else
-                                                             tuple(a.kind)[2]) \
-                            else tuple(a.kind)
-                        invocation = Invocation(hook, egvr, kind)
+                        # a subresource of another kind (Scale) keeps it in every version
+                        own_kind = a.spec is None or a.kind.kind == a.spec.kind
+                        invocation = Invocation(hook, egvr, egvk if own_kind else tuple(a.kind))
                         break
                 if invocation is not None:
                     break

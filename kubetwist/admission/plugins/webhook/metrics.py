@@ -54,7 +54,7 @@ class _ExactCounters:
             m = Metric(name, help_text, "unknown")
             for (n, values), v in sorted(self.values.items()):
                 if n == name:
-                    m.add_sample(name, dict(zip(labels, values)), v)
+                    m.add_sample(name, dict(zip(labels, values, strict=True)), v)
             yield m
 
     def describe(self) -> list:
