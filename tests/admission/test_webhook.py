@@ -28,6 +28,7 @@ from kubetwist.authentication.user import UserInfo
 from kubetwist.egress.client import Endpoint
 from kubetwist.registry.rest import ResourceSpec
 from kubetwist.runtime import errors
+from tests.support import KubeTestCase
 
 CM = ResourceSpec("", "v1", "configmaps", "ConfigMap", "configmap")
 DEPLOY = ResourceSpec("apps", "v1", "deployments", "Deployment", "deployment")
@@ -538,3 +539,54 @@ class MutatingTests(WebhookTestCase):
             self.assertEqual([p for p, _ in self.clients.sent].count("/a"), calls)
             self.assertEqual(a.object["metadata"]["labels"],
                              {"app": "web", "a": value, "b": "set"})
+
+
+class ServerTests(KubeTestCase):
+    """Through the whole server: a configuration written through the API is in force for
+    the next request (watched), its refusal is the response, its warnings are headers, and
+    writes of the configuration kinds are never sent to webhooks."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        shared = self.kube.admission_context._admission_webhooks
+        self.answers: dict[str, Callable] = {}
+        self.clients = FakeClients(lambda path, review: self.answers[path](review))
+        shared.dispatcher.clients = self.clients
+
+    def configure(self, kind: str, *hooks: dict) -> None:
+        code, body, _ = self.request(
+            "POST", f"/apis/admissionregistration.k8s.io/v1/{kind.lower()}s",
+            {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+             "metadata": {"name": "cfg"}, "webhooks": list(hooks)})
+        self.assertEqual(code, 201, body)
+
+    def webhook(self, name: str, path: str) -> dict:
+        return {"name": name, "clientConfig": {"url": f"https://hook.test{path}"},
+                "rules": [{"operations": ["CREATE"], "apiGroups": [""],
+                           "apiVersions": ["v1"], "resources": ["configmaps"]}],
+                "sideEffects": "None", "admissionReviewVersions": ["v1"]}
+
+    def test_validating(self) -> None:
+        self.answers["/v"] = lambda r: allow(r, allowed=False, warnings=["w1"],
+                                             status={"code": 409, "message": "taken"})
+        self.configure("ValidatingWebhookConfiguration", self.webhook("v.example.com", "/v"))
+        code, body, response = self.request(
+            "POST", "/api/v1/namespaces/default/configmaps",
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
+        self.assertEqual((code, body["message"]),
+                         (409, 'admission webhook "v.example.com" denied the request: taken'))
+        self.assertEqual(response.headers.getRawHeaders("Warning"), ['299 - "w1"'])
+        code, _, _ = self.request("GET", "/api/v1/namespaces/default/configmaps/c")
+        self.assertEqual(code, 404)
+        review = self.clients.sent[0][1]["request"]
+        self.assertEqual(review["object"]["metadata"]["namespace"], "default")
+        self.assertEqual(len(self.clients.sent), 1)
+
+    def test_mutating(self) -> None:
+        self.answers["/m"] = lambda r: patch_answer(r, [
+            {"op": "add", "path": "/data", "value": {"from": "webhook"}}])
+        self.configure("MutatingWebhookConfiguration", self.webhook("m.example.com", "/m"))
+        code, body, _ = self.request(
+            "POST", "/api/v1/namespaces/default/configmaps",
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
+        self.assertEqual((code, body["data"]), (201, {"from": "webhook"}))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, succeed
 
 from kubetwist.admission.plugins.webhook.matching import MatchConditions, parse_selector
 from kubetwist.authorization.rbac.informer import Informer
@@ -78,23 +78,29 @@ class ConfigurationSource:
 
     def __init__(self, storage: Any, clock: Any, prefix: str, mutating: bool) -> None:
         self.mutating = mutating
-        self.informer = Informer(storage, clock, prefix, self._changed)
+        #: no storage (unit tests of other plugins): no configurations, nothing to wait for
+        self.informer: Optional[Informer] = None if storage is None else \
+            Informer(storage, clock, prefix, self._changed)
         self._hooks: Optional[list[WebhookAccessor]] = None
         self._cache: dict[str, tuple[str, list[WebhookAccessor]]] = {}
 
     def start(self) -> None:
         """Begin listing and watching (idempotent)."""
-        self.informer.start()
+        if self.informer is not None:
+            self.informer.start()
 
     def stop(self) -> None:
-        self.informer.stop()
+        if self.informer is not None:
+            self.informer.stop()
 
     @property
     def synced(self) -> bool:
-        return self.informer.synced
+        return self.informer is None or self.informer.synced
 
     def wait_synced(self) -> Deferred:
         """A Deferred fired once the configurations have been listed (starting if needed)."""
+        if self.informer is None:
+            return succeed(None)
         self.start()
         return self.informer.wait_synced()
 
@@ -105,6 +111,8 @@ class ConfigurationSource:
         """Every webhook, configurations sorted by name (upstream's deterministic order)."""
         if self._hooks is not None:
             return self._hooks
+        if self.informer is None:
+            return []
         configs = sorted(self.informer.items.values(),
                          key=lambda c: (c.get("metadata") or {}).get("name") or "")
         out: list[WebhookAccessor] = []
