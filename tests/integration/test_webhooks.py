@@ -297,3 +297,43 @@ class ServiceWebhookTests(ServerTestMixin, SynchronousTestCase):
                       "ConfigMap named via-service today", out.stderr)
         self.assertEqual(len(hook.reviews("/deny")), 1)
 
+    def test_mutate_by_service_with_endpointslice(self) -> None:
+        """The same through an EndpointSlice (no Endpoints): a mutating webhook's JSONPatch
+        is applied, and a server-side dry run reaches it with C{dryRun: true}."""
+        from tests.netns import new_network_namespace
+
+        netns = new_network_namespace(self)
+        ns = self.namespace()
+        ca = CA("service-webhook-ca")
+        hook = WebhookProcess(ca, host=netns.address, port=9443,
+                              dns_names=(f"hook.{ns}.svc",), ip_addresses=(),
+                              popen=netns.popen)
+        self.addCleanup(hook.stop)
+        self.server.kubectl("create", "-n", ns, "-f", "-", input="\n".join(json.dumps(o) for o in (
+            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hook"},
+             "spec": {"ports": [{"name": "https", "port": 8443, "targetPort": 9443}]}},
+            {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+             "metadata": {"name": "hook-1", "labels": {"kubernetes.io/service-name": "hook"}},
+             "addressType": "IPv4",
+             "endpoints": [{"addresses": [netns.address], "conditions": {"ready": True}}],
+             "ports": [{"name": "https", "port": 9443}]},
+        )))
+        name = unique_name("svc-cfg")
+        config = _webhook("label-svc.example.com", {
+            "service": {"namespace": ns, "name": "hook", "path": "/label-b", "port": 8443},
+            "caBundle": base64.b64encode(ca.cert).decode()}, ns, mutating=True)
+        self.server.kubectl("create", "-f", "-", input=json.dumps({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration", "metadata": {"name": name},
+            "webhooks": [config]}))
+        self.addCleanup(self.server.kubectl, "delete", "mutatingwebhookconfiguration", name,
+                        check=False)
+        document = json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                               "metadata": {"name": "via-slice"}})
+        out = self.server.kubectl("create", "-n", ns, "-f", "-", "--dry-run=server", "-o",
+                                  "json", input=document)
+        self.assertEqual(json.loads(out.stdout)["metadata"]["labels"], {"b": "set"})
+        self.assertTrue(hook.reviews("/label-b")[-1]["review"]["request"]["dryRun"])
+        out = self.server.kubectl("create", "-n", ns, "-f", "-", "-o", "json", input=document)
+        self.assertEqual(json.loads(out.stdout)["metadata"]["labels"], {"b": "set"})
+        self.assertEqual(len(hook.reviews("/label-b")), 2)
