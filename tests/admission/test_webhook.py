@@ -590,3 +590,28 @@ class ServerTests(KubeTestCase):
             "POST", "/api/v1/namespaces/default/configmaps",
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
         self.assertEqual((code, body["data"]), (201, {"from": "webhook"}))
+
+    def test_equivalent_version(self) -> None:
+        """A webhook for C{autoscaling/v2} HPAs sees a C{autoscaling/v1} create converted to
+        v2 (matchPolicy Equivalent, the default); its patch comes back converted to v1."""
+        hook = self.webhook("hpa.example.com", "/hpa")
+        hook["rules"] = [{"operations": ["CREATE"], "apiGroups": ["autoscaling"],
+                          "apiVersions": ["v2"], "resources": ["horizontalpodautoscalers"]}]
+        self.answers["/hpa"] = lambda r: patch_answer(r, [
+            {"op": "replace", "path": "/spec/maxReplicas", "value": 7}])
+        self.configure("MutatingWebhookConfiguration", hook)
+        code, body, _ = self.request(
+            "POST", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
+            {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+             "metadata": {"name": "h"},
+             "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                         "name": "web"},
+                      "maxReplicas": 3, "targetCPUUtilizationPercentage": 50}})
+        self.assertEqual(code, 201, body)
+        self.assertEqual((body["apiVersion"], body["spec"]["maxReplicas"]),
+                         ("autoscaling/v1", 7))
+        self.assertEqual(body["spec"]["targetCPUUtilizationPercentage"], 50)
+        req = self.clients.sent[0][1]["request"]
+        self.assertEqual((req["kind"]["version"], req["requestKind"]["version"]), ("v2", "v1"))
+        self.assertEqual(req["object"]["apiVersion"], "autoscaling/v2")
+        self.assertEqual(req["object"]["spec"]["metrics"][0]["resource"]["name"], "cpu")
