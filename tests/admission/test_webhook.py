@@ -112,6 +112,9 @@ class FakeScheme:
     def default(self, gvr: tuple, obj: dict) -> None:
         self.defaulted.append(gvr)
 
+    def prune(self, gvr: tuple, obj: dict) -> None:
+        obj.pop("pruned", None)
+
 
 def hook(name: str, path: str, mutating: bool = False, uid: str = "", **fields: Any) -> Any:
     h = {"name": name, "clientConfig": {"url": f"https://hook.test{path}"},
@@ -615,3 +618,32 @@ class ServerTests(KubeTestCase):
         self.assertEqual((req["kind"]["version"], req["requestKind"]["version"]), ("v2", "v1"))
         self.assertEqual(req["object"]["apiVersion"], "autoscaling/v2")
         self.assertEqual(req["object"]["spec"]["metrics"][0]["resource"]["name"], "cpu")
+
+    def test_custom_resource_pruned(self) -> None:
+        """Fields a webhook adds to a custom resource that its schema does not know are
+        dropped; known ones are kept."""
+        crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": "widgets.example.com"},
+               "spec": {"group": "example.com", "scope": "Namespaced",
+                        "names": {"plural": "widgets", "singular": "widget",
+                                  "kind": "Widget"},
+                        "versions": [{"name": "v1", "served": True, "storage": True,
+                                      "schema": {"openAPIV3Schema": {
+                                          "type": "object", "properties": {"spec": {
+                                              "type": "object", "properties": {
+                                                  "size": {"type": "integer"}}}}}}}]}}
+        code, body, _ = self.request(
+            "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        self.assertEqual(code, 201, body)
+        self.clock.advance(1)
+        hook = self.webhook("widgets.example.com", "/w")
+        hook["rules"] = [{"operations": ["CREATE"], "apiGroups": ["example.com"],
+                          "apiVersions": ["v1"], "resources": ["widgets"]}]
+        self.answers["/w"] = lambda r: patch_answer(r, [
+            {"op": "add", "path": "/spec", "value": {"size": 3, "color": "red"}}])
+        self.configure("MutatingWebhookConfiguration", hook)
+        code, body, _ = self.request(
+            "POST", "/apis/example.com/v1/namespaces/default/widgets",
+            {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+        self.assertEqual(code, 201, body)
+        self.assertEqual(body["spec"], {"size": 3})

@@ -693,6 +693,7 @@ async def _admit_round(dispatcher: Dispatcher, hooks: list, a: Any, ctx: Any,
                 patched = _apply_patch(hook, obj, patch, inv.gvk)
                 if patched is not obj:
                     changed = patched != obj
+                    dispatcher.scheme.prune(inv.gvr, patched)
                     dispatcher.scheme.default(inv.gvr, patched)
                     current = patched
                     dirty = True

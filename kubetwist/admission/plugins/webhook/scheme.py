@@ -42,6 +42,8 @@ class _Entry:
         self.key_root = getattr(self.store, "key_root", None)
         storage = getattr(self.store, "storage", None)
         self.converter = getattr(storage, "converter", None)
+        #: a custom resource's pruning to its schema (its handlers' C{prune_unknown})
+        self.prune = getattr(getattr(res, "handlers", None), "prune_unknown", None)
 
 
 class Scheme:
@@ -109,6 +111,14 @@ class Scheme:
         if out is obj:
             out = dict(obj)
         return out
+
+    def prune(self, gvr: GVR, obj: dict) -> None:
+        """Drop the fields a custom resource's schema does not know, in place (built-in
+        kinds are pruned by their type definitions instead)."""
+        self._index()
+        e = self._by_gvr.get(gvr)
+        if e is not None and e.prune is not None:
+            e.prune(obj)
 
     def default(self, gvr: GVR, obj: dict) -> None:
         """The scheme defaulting of C{gvr}'s version (upstream C{ObjectDefaulter.Default})
