@@ -584,6 +584,20 @@ class ServerTests(KubeTestCase):
         review = self.clients.sent[0][1]["request"]
         self.assertEqual(review["object"]["metadata"]["namespace"], "default")
         self.assertEqual(len(self.clients.sent), 1)
+        # a changed configuration is in force for the next request, a deleted one is gone
+        path = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/cfg"
+        code, cfg, _ = self.request("GET", path)
+        cfg["webhooks"][0]["rules"][0]["operations"] = ["UPDATE"]
+        self.assertEqual(self.request("PUT", path, cfg)[0], 200)
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+        code, stored, _ = self.request("POST", "/api/v1/namespaces/default/configmaps", cm)
+        self.assertEqual(code, 201, stored)
+        code, body, _ = self.request("PUT", "/api/v1/namespaces/default/configmaps/c", stored)
+        self.assertEqual(code, 409, body)
+        self.assertEqual(self.request("DELETE", path)[0], 200)
+        code, body, _ = self.request("PUT", "/api/v1/namespaces/default/configmaps/c", stored)
+        self.assertEqual(code, 200, body)
+        self.assertEqual(len(self.clients.sent), 2)
 
     def test_mutating(self) -> None:
         self.answers["/m"] = lambda r: patch_answer(r, [
