@@ -75,13 +75,17 @@ def _go_url(client_config: dict, timeout: int) -> str:
             path = "/" + path
         url = (f"https://{svc.get('name', '')}.{svc.get('namespace', '')}.svc:"
                f"{svc.get('port') or 443}{path}")
-    sep = "&" if "?" in url else "?"
-    return f"{url}{sep}timeout={timeout}s"
+    return _with_timeout(url, timeout)
 
 
 def _with_timeout(url: str, timeout: int) -> str:
-    sep = "&" if "?" in url else "?"
-    return f"{url}{sep}timeout={timeout}s"
+    """C{url} with upstream's C{timeout} query parameter (and a C{/} path when it has
+    none)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    query = f"{parts.query}&timeout={timeout}s" if parts.query else f"timeout={timeout}s"
+    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", query, parts.fragment))
 
 
 def _tls_text(failure_text: str, server_name: str) -> str:
