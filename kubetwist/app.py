@@ -424,6 +424,10 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     for plugin in kube.admission.plugins:  # plugins' own metrics (PodSecurity's pod_security_*)
         if hasattr(getattr(plugin, "metrics", None), "collect"):
             metrics.registry.register(plugin.metrics)
+
+    webhooks = getattr(kube.admission_context, "_admission_webhooks", None)
+    if webhooks is not None:
+        webhooks.metrics.register_on(metrics.registry)
     flow_control = None
     if getattr(config, "enable_priority_and_fairness", True):
         from kubetwist.apis.flowcontrol.controller import new_config_controller

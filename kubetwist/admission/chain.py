@@ -72,10 +72,18 @@ class AdmissionChain:
         return self.plugins + self.internal
 
     async def admit(self, attributes: Attributes) -> None:
-        """The mutating phase: every mutating step that handles the operation, in order."""
+        """The mutating phase: every mutating step that handles the operation, in order; a
+        second round when a step asked for it (upstream C{reinvoker.Admit}: a mutating
+        webhook changed the object and webhooks with C{reinvocationPolicy: IfNeeded} ran
+        before)."""
         for p in self.steps():
             if _has(p, IMutationInterface, "admit") and p.handles(attributes.operation):
                 await _settled(p.admit(attributes))
+        if attributes.reinvocation.should_reinvoke and not attributes.reinvocation.is_reinvoke:
+            attributes.reinvocation.is_reinvoke = True
+            for p in self.steps():
+                if _has(p, IMutationInterface, "admit") and p.handles(attributes.operation):
+                    await _settled(p.admit(attributes))
 
     async def validate(self, attributes: Attributes) -> None:
         """The validating phase: every validating step that handles the operation, in order."""
@@ -98,7 +106,7 @@ class AdmissionChain:
             that creates), as upstream's patcher does.
         @param annotate: C{(key, value) -> None}, given the audit annotations the plugins
             added (L{Attributes.add_annotation}) after each phase, even a refusing one.
-        @param warn: C{text -> None}, given the warnings the plugins added
+        @param warn: C{(text) -> None}, given the warnings the plugins added
             (L{Attributes.add_warning}) after each phase, even a refusing one.
         """
 

@@ -43,6 +43,19 @@ class GroupVersionResource(NamedTuple):
 
 
 @dataclass
+class ReinvocationContext:
+    """
+    Upstream C{admission.ReinvocationContext}: the chain runs its mutating plugins a second
+    time when a plugin (a mutating webhook) sets C{should_reinvoke}; C{is_reinvoke} tells the
+    plugins which round this is; C{values} holds each plugin's own state (by plugin name).
+    """
+
+    is_reinvoke: bool = False
+    should_reinvoke: bool = False
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class Attributes:
     """
     What one write asks (upstream C{admission.Attributes} / C{attributesRecord}).
@@ -78,12 +91,14 @@ class Attributes:
     spec: Any = None
     #: upstream's audit annotations added by plugins (C{key -> value})
     annotations: dict[str, str] = field(default_factory=dict)
-    #: warnings for the client added by plugins (upstream C{warning.AddWarning}), in order
+    #: C{Warning} texts plugins add for the response (upstream C{warning.AddWarning})
     warnings: list[str] = field(default_factory=list)
+    #: the mutating phase's rounds (see L{ReinvocationContext})
+    reinvocation: ReinvocationContext = field(default_factory=ReinvocationContext)
 
     def add_warning(self, text: str) -> None:
-        """Upstream C{warning.AddWarning(ctx, "", text)}: a C{Warning} header for the client
-        (a text already added is sent once)."""
+        """Upstream C{warning.AddWarning}: a C{Warning} header for the response (each text
+        once)."""
         if text not in self.warnings:
             self.warnings.append(text)
 

@@ -117,6 +117,9 @@ class PluginContext:
     authorizer: Any = None
     resolver: Any = None
     add_post_start_hook: Optional[Callable[[str, Callable[[], Any]], None]] = None
+    #: C{() -> {prefix: APIGroupVersion}} of the whole server chain (equivalent resources,
+    #: conversion and defaulting for webhooks' C{matchPolicy: Equivalent}), or L{None}
+    group_versions: Optional[Callable[[], Mapping[str, Any]]] = None
 
     def config(self, name: str) -> Optional[Any]:
         """The configuration of plugin C{name} (see C{configs}), or L{None}."""
@@ -134,6 +137,12 @@ class PluginContext:
         return items
 
 
+def _webhook() -> Any:
+    from kubetwist.admission.plugins import webhook
+
+    return webhook
+
+
 #: C{name -> factory(context) -> plugin}; L{None}: recognised, not built yet (a no-op).
 PLUGINS: dict[str, Optional[Callable[[PluginContext], Any]]] = {
     name: None for name in ALL_ORDERED_PLUGINS}
@@ -146,6 +155,8 @@ PLUGINS.update({
     "DefaultTolerationSeconds": lambda ctx: DefaultTolerationSeconds(),
     "PodSecurity": lambda ctx: PodSecurity(ctx.config("PodSecurity"), ctx.stores.get(
         ("", "namespaces")), ctx.lister("", "pods")),
+    "MutatingAdmissionWebhook": lambda ctx: _webhook().new_mutating(ctx),
+    "ValidatingAdmissionWebhook": lambda ctx: _webhook().new_validating(ctx),
 })
 
 

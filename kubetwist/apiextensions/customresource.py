@@ -422,6 +422,12 @@ class CustomResourceHandlers(ResourceHandlers):
         self.cr = cr
         self.terminating = terminating
 
+    def prune_unknown(self, obj: dict) -> None:
+        """Drop the fields the schema does not know, in place (what a mutating admission
+        webhook added: upstream prunes them when it converts the patched object back)."""
+        if self.cr.schema:
+            schemaops.prune(obj, self.cr.schema)
+
     def _prune(self, request: Any, obj: dict, prefix: str) -> None:
         mode = field_validation_mode(request)
         unknown = schemaops.prune(obj, self.cr.schema) if self.cr.schema else []

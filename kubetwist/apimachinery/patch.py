@@ -34,7 +34,8 @@ from kubetwist.runtime.errors import (
     new_request_entity_too_large,
 )
 
-__all__ = ["apply_json_patch", "apply_merge_patch", "MAX_JSON_PATCH_OPERATIONS", "JSONPatchError"]
+__all__ = ["apply_json_patch", "apply_json_patch_ops", "apply_merge_patch",
+           "MAX_JSON_PATCH_OPERATIONS", "JSONPatchError"]
 
 #: Upstream C{maxJSONPatchOperations}.
 MAX_JSON_PATCH_OPERATIONS = 10000
@@ -400,6 +401,26 @@ def apply_json_patch(doc: dict, patch_bytes: bytes | str) -> dict:
             result = _apply_op(result, op or {}, copied)
     except JSONPatchError:
         raise _unprocessable() from None
+    return result
+
+
+def apply_json_patch_ops(doc: Any, ops: list) -> Any:
+    """
+    Apply decoded JSON patch operations as the library does (upstream C{jsonpatch.Patch.Apply},
+    used by the mutating admission webhook dispatcher, which reports failures as they are).
+
+    @param doc: the document (not modified).
+    @param ops: the decoded operations (a list of dicts).
+    @return: the patched document.
+    @raise JSONPatchError: an operation fails (the library's text).
+    """
+    result: Any = copy.deepcopy(doc)
+    copied = [0]
+    for op in ops:
+        if op is not None and not isinstance(op, dict):
+            raise JSONPatchError(f"json: cannot unmarshal {_go_json_kind(op)} into Go value of "
+                                 "type jsonpatch.Operation")
+        result = _apply_op(result, op or {}, copied)
     return result
 
 

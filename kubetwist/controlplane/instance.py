@@ -196,7 +196,8 @@ class KubeAPIServer:
         self.admission_context = admission_registry.PluginContext(
             self.stores, _list_items, configs=config.admission_configs or {}, storage=storage,
             clock=clock, add_post_start_hook=self.server.add_post_start_hook,
-            resolver=ServiceResolver.from_stores(self.stores, _list_items))
+            resolver=ServiceResolver.from_stores(self.stores, _list_items),
+            group_versions=self.server.all_group_versions)
         self.admission.plugins.extend(admission_registry.new_plugins(
             names, self.admission_context))
         # not a plugin: hands the requesting user to the CSR strategy's PrepareForCreate

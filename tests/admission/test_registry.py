@@ -96,7 +96,8 @@ class OrderTests(SynchronousTestCase):
         plugins = registry.new_plugins(names, ctx)
         self.assertEqual([p.name for p in plugins], [
             "NamespaceLifecycle", "ServiceAccount", "PodSecurity", "Priority",
-            "DefaultTolerationSeconds"])
+            "DefaultTolerationSeconds", "MutatingAdmissionWebhook",
+            "ValidatingAdmissionWebhook"])
         self.assertIn("MutatingAdmissionPolicy", registry.not_implemented(names))
         self.assertNotIn("Priority", registry.not_implemented(names))
 
@@ -108,7 +109,7 @@ class PluginShapeTests(SynchronousTestCase):
         """Each plugin is an IAdmissionPlugin and mutating and/or validating, as upstream."""
         ctx = registry.PluginContext({("", "namespaces"): _Store({})})
         built = registry.new_plugins(registry.ALL_ORDERED_PLUGINS, ctx)
-        self.assertEqual(len(built), 7)
+        self.assertEqual(len(built), 9)
         for p in built:
             self.assertTrue(verifyObject(IAdmissionPlugin, p))
             kinds = [i for i in (IMutationInterface, IValidationInterface) if i.providedBy(p)]
