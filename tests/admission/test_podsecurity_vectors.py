@@ -18,6 +18,8 @@ from kubetwist.admission.plugins.podsecurity import PodSecurity
 from tests.endpoints.test_recorded_vectors import VECTORS, _make, load_vectors
 
 RecordedPodsecurityTests = _make("podsecurity")
+# found by name here (trial -j loads each test by its module and class name)
+RecordedPodsecurityTests.__module__ = __name__
 
 
 class PodSecurityVectorsTests(SynchronousTestCase):
