@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.extension.test_service -*-
+# -*- test-case-name: tests.integration.test_wardle -*-
 """
 The process of an extension API server: upstream C{GenericAPIServer.PrepareRun().Run()} with
 C{RecommendedOptions.ApplyTo} (self-signed serving certificates, storage, delegated
