@@ -20,4 +20,10 @@ def wardle_config() -> ExtensionConfig:
         name="sample-apiserver",
         groups=[apis.group_info()],
         admission_plugins=[(admission.NAME, admission.new)],
-        openapi_title="Wardle", openapi_version="0.1")
+        openapi_title="Wardle", openapi_version="0.1",
+        # upstream starts its informer factory here; kubetwist's plugin reads the store
+        post_start_hooks=[("start-sample-server-informers", _nothing)])
+
+
+async def _nothing() -> None:
+    """Nothing to start: BanFlunder lists the Fischers from the store."""

@@ -40,7 +40,9 @@ class ExtensionServerOptions(usage.Options):
     synopsis = "[options]"
     #: C{--etcd-prefix}'s default (upstream C{NewRecommendedOptions(prefix, ...)}).
     default_etcd_prefix = "/registry"
-    #: the admission plugins the server registers (C{--enable-admission-plugins} knows them).
+    #: the admission plugins the server registers, after upstream's generic ones
+    #: (L{GENERIC_ADMISSION_PLUGINS <kubetwist.extension.namespaces.GENERIC_ADMISSION_PLUGINS>}),
+    #: all on by default.
     admission_plugin_names: tuple[str, ...] = ()
 
     optParameters = [
@@ -67,6 +69,10 @@ class ExtensionServerOptions(usage.Options):
         ["etcd-keyfile", None, "", "SSL key file used to secure etcd communication."],
         ["data-dir", None, "apiserver.local.config/data", "The directory of the embedded store "
          "(used without --etcd-servers)."],
+        # the core API server
+        ["kubeconfig", None, "", "kubeconfig file pointing at the 'core' kubernetes server "
+         "(NamespaceLifecycle reads its namespaces; without it, the "
+         "--authentication-kubeconfig)."],
         # delegated authentication
         ["authentication-kubeconfig", None, "", "kubeconfig file pointing at the 'core' "
          "kubernetes server with enough rights to create tokenreviews.authentication.k8s.io."],
@@ -168,14 +174,17 @@ class ExtensionServerOptions(usage.Options):
                     "requestheader-extra-headers-prefix", "authorization-always-allow-paths",
                     "etcd-servers", "enable-admission-plugins", "disable-admission-plugins"):
             o[key] = _split(o[key])
-        known = set(self.admission_plugin_names)
+        from kubetwist.extension.namespaces import GENERIC_ADMISSION_PLUGINS
+
+        known = set(GENERIC_ADMISSION_PLUGINS) | set(self.admission_plugin_names)
         for flag in ("enable-admission-plugins", "disable-admission-plugins"):
             for name in o[flag]:
                 if name not in known:
                     raise usage.UsageError(f'{flag} plugin "{name}" is unknown')
         enabled = set(o["enable-admission-plugins"])
-        o["admission-plugins"] = [n for n in self.admission_plugin_names
-                                  if n in enabled or n not in o["disable-admission-plugins"]]
+        o["admission-plugins"] = [
+            n for n in GENERIC_ADMISSION_PLUGINS + tuple(self.admission_plugin_names)
+            if n in enabled or n not in o["disable-admission-plugins"]]
 
     def authentication_options(self) -> DelegatingAuthenticationOptions:
         """The L{DelegatingAuthenticationOptions} of the parsed flags."""

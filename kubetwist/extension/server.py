@@ -35,6 +35,15 @@ __all__ = ["ExtensionConfig", "ExtensionServer", "assemble_extension", "list_ite
 PluginFactory = Callable[[PluginContext], Any]
 
 
+#: The post-start hooks every generic API server has (C{/readyz/poststarthook/<name>}).
+GENERIC_POST_START_HOOKS = ("generic-apiserver-start-informers", "max-in-flight-filter",
+                            "storage-object-count-tracker-hook")
+
+
+async def _nothing() -> None:
+    """A post-start hook with nothing to do in kubetwist."""
+
+
 @dataclass
 class ExtensionConfig:
     """
@@ -146,8 +155,13 @@ def assemble_extension(storage: Any, clock: Any, config: ExtensionConfig, *,
     ]
     server.readiness_checks.append(
         HealthCheck("etcd-readiness", storage_health_check(storage, "etcd-readiness")))
+    # upstream's informers have synced once the server listens (kubetwist has none to wait for)
+    server.readiness_checks.append(HealthCheck("informer-sync", lambda: None))
     if shutdown_check is not None:
         server.readiness_checks.append(HealthCheck("shutdown", shutdown_check))
+    # the generic server's own hooks (upstream GenericAPIServer.New and the in-flight filter)
+    for name in GENERIC_POST_START_HOOKS:
+        server.add_post_start_hook(name, _nothing)
     for name, hook in config.post_start_hooks:
         server.add_post_start_hook(name, hook)
     metrics = APIServerMetrics(clock, process_collectors=process_metrics)

@@ -113,7 +113,19 @@ class ExtensionAPIService(MultiService):
         config = self.config if isinstance(self.config, ExtensionConfig) else self.config()
         names = o.get("admission-plugins")
         if names is not None:
-            config.admission_plugins = [p for p in config.admission_plugins if p[0] in names]
+            plugins = [p for p in config.admission_plugins if p[0] in names]
+            core = o.get("kubeconfig") or o["authentication-kubeconfig"]
+            if "NamespaceLifecycle" in names and core:
+                from kubetwist.extension.namespaces import namespace_lifecycle
+
+                try:
+                    plugins.insert(0, namespace_lifecycle(self.reactor, core,
+                                                          self.client_factory))
+                except ValueError as e:
+                    raise RuntimeError(f"failed to load the core kubeconfig: {e}") from None
+            elif "NamespaceLifecycle" in names:
+                log.warn("No kubeconfig of the core server: NamespaceLifecycle is off")
+            config.admission_plugins = plugins
         host = o["bind-address"] if o["bind-address"] not in ("0.0.0.0", "::") else "127.0.0.1"
         self.extension = assemble_extension(
             self.storage, self.reactor, config, authenticator=authentication.authenticator,

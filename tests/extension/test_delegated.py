@@ -129,6 +129,14 @@ class DelegatedTestCase(ExtensionTestCase):
         self.kubeconfig = write_kubeconfig(self.mktemp(), "admin-token")
         super().setUp()
 
+    def config(self) -> object:
+        from kubetwist.extension.namespaces import namespace_lifecycle
+
+        config = super().config()
+        config.admission_plugins = [namespace_lifecycle(
+            self.clock, self.kubeconfig, self.client_factory), *config.admission_plugins]
+        return config
+
     def client_factory(self, target: object) -> StubTreq:
         return self.main_treq
 
@@ -178,6 +186,16 @@ class DelegatedAuthenticationTests(DelegatedTestCase):
             "apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder",
             "metadata": {"name": "a"}})
         self.assertEqual(code, 201, body)
+
+    def test_namespace_must_exist(self) -> None:
+        """NamespaceLifecycle reads the main server's namespaces: a flunder in a namespace it
+        does not have is 404."""
+        code, body, _ = self.request(
+            "POST", "/apis/wardle.example.com/v1alpha1/namespaces/nope/flunders", {
+                "apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder",
+                "metadata": {"name": "a"}})
+        self.assertEqual(code, 404, body)
+        self.assertEqual(body["message"], 'namespaces "nope" not found')
 
     def test_unknown_token(self) -> None:
         """A token the main server does not know is 401."""

@@ -24,7 +24,9 @@ class OptionsTests(SynchronousTestCase):
         o = self.parse()
         self.assertEqual(o["etcd-prefix"], "/registry/wardle.example.com")
         self.assertEqual(o["secure-port"], 443)
-        self.assertEqual(o["admission-plugins"], ["BanFlunder"])
+        self.assertEqual(o["admission-plugins"], [
+            "NamespaceLifecycle", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionWebhook", "BanFlunder"])
         authn = o.authentication_options()
         self.assertEqual(authn.cache_ttl, 10.0)
         self.assertEqual(authn.requestheader_username_headers, ["x-remote-user"])
@@ -43,12 +45,14 @@ class OptionsTests(SynchronousTestCase):
                        "b.kc", "--authorization-webhook-cache-authorized-ttl", "1m",
                        "--requestheader-allowed-names", "front-proxy-client,other",
                        "--authentication-tolerate-lookup-failure", "true",
-                       "--disable-admission-plugins", "BanFlunder", "--secure-port", "8443")
+                       "--disable-admission-plugins", "BanFlunder,NamespaceLifecycle",
+                       "--secure-port", "8443")
         self.assertEqual(o.authorization_options().allow_cache_ttl, 60.0)
         self.assertEqual(o.authentication_options().requestheader_allowed_names,
                          ["front-proxy-client", "other"])
         self.assertTrue(o.authentication_options().tolerate_lookup_failure)
-        self.assertEqual(o["admission-plugins"], [])
+        self.assertEqual(o["admission-plugins"], [
+            "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook"])
         self.assertEqual(o.authentication_options().remote_kubeconfig, "a.kc")
 
     def test_unknown_plugin(self) -> None:

@@ -177,6 +177,8 @@ class GadgetServerTests(ExtensionTestCase):
         code, text, _ = self.request("GET", "/readyz?verbose")
         self.assertEqual(code, 200)
         self.assertIn("[+]etcd ok", text)
+        self.assertIn("[+]informer-sync ok", text)
+        self.assertIn("[+]poststarthook/max-in-flight-filter ok", text)
         code, body, _ = self.request("GET", "/version")
         self.assertEqual((code, body["gitVersion"]), (200, "v1.0.0"))
         code, text, _ = self.request("GET", "/metrics")

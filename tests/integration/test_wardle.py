@@ -327,6 +327,17 @@ class WardleDirectTests(SynchronousTestCase):
                          'flunders.wardle.example.com "nope" is forbidden: this name may not '
                          "be used, please change the resource name")
 
+    def test_namespace_lifecycle(self) -> None:
+        """A flunder may only be created in a namespace of the main server."""
+        r = self.wardle.request("POST", FLUNDERS.replace("/default/", "/missing/"),
+                                flunder("n"), token="jane-token")
+        self.assertEqual(r.status, 403, r.body)
+        admin = (self.cluster.kube.admin_cert_file, self.cluster.kube.admin_key_file)
+        r = self.wardle.request("POST", FLUNDERS.replace("/default/", "/missing/"),
+                                flunder("n"), cert=admin)
+        self.assertEqual(r.status, 404, r.body)
+        self.assertEqual(json.loads(r.body)["message"], 'namespaces "missing" not found')
+
     def test_health_without_credentials(self) -> None:
         """C{/healthz} is always allowed, without a SubjectAccessReview."""
         r = self.wardle.request("GET", "/healthz")
