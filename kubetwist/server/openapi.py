@@ -249,7 +249,8 @@ def _doc_path(agv: APIGroupVersion) -> str:
 
 def install_openapi(front: Any, version: str, title: str = "Kubernetes") -> None:
     """C{/openapi/v2} and C{/openapi/v3[/...]} on the front server, over the whole chain
-    (C{info}: C{title} and C{version}; an extension server names its own)."""
+    (C{info.version} C{version}; the v3 documents' C{info.title} C{title}, which an extension
+    server names)."""
     built: dict[str, tuple[Any, tuple[bytes, str]]] = {}
     v2_built: dict[str, tuple[str, dict]] = {}
     # the whole v2 document: key, JSON body, ETag, build time, protobuf form (built lazily)
@@ -315,7 +316,7 @@ def install_openapi(front: Any, version: str, title: str = "Kubernetes") -> None
             definitions.update(v2.get())
         for path in [p for p in v2_built if p not in docs]:
             del v2_built[path]
-        doc = {"swagger": "2.0", "info": {"title": title, "version": version},
+        doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": version},
                "paths": {}, "definitions": definitions}
         body = codec.encode_json(doc)
         v2_doc.clear()
