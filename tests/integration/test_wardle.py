@@ -62,14 +62,15 @@ class WardleProcess:
     """
 
     def __init__(self, work_dir: str, kubeconfig: str, address: str = "127.0.0.1",
-                 port: Optional[int] = None, extra_args: tuple = ()) -> None:
+                 port: Optional[int] = None, extra_args: tuple = (),
+                 ca_file: Optional[str] = None) -> None:
         self.work_dir = work_dir
         self.kubeconfig = kubeconfig
         self.address = address
         self.port = port or free_port()
         self.extra_args = list(extra_args)
         self.log_path = os.path.join(work_dir, "wardle.log")
-        self.ca_file = os.path.join(work_dir, "certs", "ca.crt")
+        self.ca_file = ca_file or os.path.join(work_dir, "certs", "ca.crt")
         self.process: Optional[subprocess.Popen] = None
 
     def command(self) -> list[str]:
@@ -377,10 +378,23 @@ class WardleAggregatedTests(SynchronousTestCase):
             f"--proxy-client-cert-file={self.cluster.files['front-proxy-client.crt']}",
             f"--proxy-client-key-file={self.cluster.files['front-proxy-client.key']}"]
         self.cluster.start()
-        self.wardle = WardleProcess(tempfile.mkdtemp(prefix="kubetwist-wardle-srv-"),
-                                    self.cluster.wardle_kubeconfig, address=self.ns.address,
-                                    port=8443)
-        self.addCleanup(shutil.rmtree, self.wardle.work_dir, True)
+        # the aggregator verifies the backend as <service>.<namespace>.svc (upstream's e2e
+        # test gives sample-apiserver such a certificate with --tls-cert-file)
+        work_dir = tempfile.mkdtemp(prefix="kubetwist-wardle-srv-")
+        self.addCleanup(shutil.rmtree, work_dir, True)
+        ca = CA("wardle-ca")
+        serving = ca.issue("api", dns_names=["api.wardle.svc"], ip_addresses=[self.ns.address])
+        files = {}
+        for name, data in (("ca.crt", ca.cert), ("tls.crt", serving.cert),
+                           ("tls.key", serving.key)):
+            files[name] = os.path.join(work_dir, name)
+            with open(files[name], "wb") as f:
+                f.write(data)
+        self.wardle = WardleProcess(work_dir, self.cluster.wardle_kubeconfig,
+                                    address=self.ns.address, port=8443, extra_args=(
+                                        f"--tls-cert-file={files['tls.crt']}",
+                                        f"--tls-private-key-file={files['tls.key']}"),
+                                    ca_file=files["ca.crt"])
         self.addCleanup(self.wardle.stop)
         self.wardle.start(popen=self.ns.popen)
         self.register()
@@ -436,8 +450,10 @@ class WardleAggregatedTests(SynchronousTestCase):
 
     def test_through_the_aggregator(self) -> None:
         """api-resources lists flunders; RBAC on the main server governs jane; create, get,
-        get -w and delete work through the proxy; BanFlunder refuses; explain works; the
-        APIService turns unavailable when the server stops and recovers when it is back."""
+        get -w and delete work through the proxy (the wardle server sees jane: its own
+        SubjectAccessReview for the proxied identity allows only her); BanFlunder refuses;
+        explain works; the APIService turns unavailable when the server stops and recovers
+        when it is back."""
         resources = self.cluster.kubectl("api-resources", "--api-group=wardle.example.com")
         self.assertIn("flunders", resources.stdout)
         manifest = flunder("through").decode()
