@@ -359,75 +359,89 @@ def _aggregator_flags_missing() -> Optional[str]:
     return None
 
 
+def register_wardle(cluster: Cluster, wardle: WardleProcess, address: str) -> None:
+    """Upstream's artifacts/example: namespace, a Service without selector with
+    Endpoints and an EndpointSlice naming the wardle server, the APIService."""
+    with open(wardle.ca_file, "rb") as f:
+        ca_bundle = base64.b64encode(f.read()).decode()
+    port = wardle.port
+    manifests = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "wardle"}},
+        {"apiVersion": "v1", "kind": "Service",
+         "metadata": {"name": "api", "namespace": "wardle"},
+         "spec": {"ports": [{"port": 443, "protocol": "TCP", "targetPort": port}]}},
+        {"apiVersion": "v1", "kind": "Endpoints",
+         "metadata": {"name": "api", "namespace": "wardle"},
+         "subsets": [{"addresses": [{"ip": address}], "ports": [{"port": port}]}]},
+        {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+         "metadata": {"name": "api-1", "namespace": "wardle",
+                      "labels": {"kubernetes.io/service-name": "api"}},
+         "addressType": "IPv4",
+         "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+         "ports": [{"port": port, "protocol": "TCP"}]},
+        {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+         "metadata": {"name": "v1alpha1.wardle.example.com"},
+         "spec": {"group": "wardle.example.com", "version": "v1alpha1",
+                  "service": {"namespace": "wardle", "name": "api", "port": 443},
+                  "caBundle": ca_bundle, "groupPriorityMinimum": 1000,
+                  "versionPriority": 15}},
+    ]
+    cluster.kubectl("create", "-f", "-", input="\n---\n".join(
+        json.dumps(m) for m in manifests))
+
+
+def start_aggregated(owner: Any) -> tuple:
+    """
+    The acceptance test's processes: a network namespace, kubeapi with the front-proxy flags
+    (listening on every address, advertising the namespace's host side), the wardle server
+    inside the namespace with a serving certificate for C{api.wardle.svc}, and its
+    registration (Service, Endpoints, EndpointSlice, APIService).  C{owner.addCleanup}
+    undoes it all.
+
+    @return: C{(namespace, cluster, wardle)}.
+    """
+    from tests.netns import new_network_namespace
+
+    ns = new_network_namespace(owner)
+    cluster = Cluster(server_host=ns.host_address, extra_args=(
+        "--bind-address=0.0.0.0", f"--advertise-address={ns.host_address}"))
+    owner.addCleanup(cluster.close)
+    # the aggregator presents the front-proxy client certificate to the wardle server
+    cluster.kube.extra_args += [
+        f"--proxy-client-cert-file={cluster.files['front-proxy-client.crt']}",
+        f"--proxy-client-key-file={cluster.files['front-proxy-client.key']}"]
+    cluster.start()
+    # the aggregator verifies the backend as <service>.<namespace>.svc (upstream's e2e
+    # test gives sample-apiserver such a certificate with --tls-cert-file)
+    work_dir = tempfile.mkdtemp(prefix="kubetwist-wardle-srv-")
+    owner.addCleanup(shutil.rmtree, work_dir, True)
+    ca = CA("wardle-ca")
+    serving = ca.issue("api", dns_names=["api.wardle.svc"], ip_addresses=[ns.address])
+    files = {}
+    for name, data in (("ca.crt", ca.cert), ("tls.crt", serving.cert),
+                       ("tls.key", serving.key)):
+        files[name] = os.path.join(work_dir, name)
+        with open(files[name], "wb") as f:
+            f.write(data)
+    wardle = WardleProcess(work_dir, cluster.wardle_kubeconfig, address=ns.address, port=8443,
+                           extra_args=(f"--tls-cert-file={files['tls.crt']}",
+                                       f"--tls-private-key-file={files['tls.key']}"),
+                           ca_file=files["ca.crt"])
+    owner.addCleanup(wardle.stop)
+    wardle.start(popen=ns.popen)
+    register_wardle(cluster, wardle, ns.address)
+    return ns, cluster, wardle
+
+
 class WardleAggregatedTests(SynchronousTestCase):
     """kubeapi + the wardle server (in a network namespace) + kubectl, through the
     aggregator."""
 
     def setUp(self) -> None:
-        from tests.netns import new_network_namespace
-
         missing = _aggregator_flags_missing()
         if missing:
             self.fail(missing)
-        self.ns = new_network_namespace(self)
-        self.cluster = Cluster(server_host=self.ns.host_address, extra_args=(
-            "--bind-address=0.0.0.0", f"--advertise-address={self.ns.host_address}"))
-        self.addCleanup(self.cluster.close)
-        # the aggregator presents the front-proxy client certificate to the wardle server
-        self.cluster.kube.extra_args += [
-            f"--proxy-client-cert-file={self.cluster.files['front-proxy-client.crt']}",
-            f"--proxy-client-key-file={self.cluster.files['front-proxy-client.key']}"]
-        self.cluster.start()
-        # the aggregator verifies the backend as <service>.<namespace>.svc (upstream's e2e
-        # test gives sample-apiserver such a certificate with --tls-cert-file)
-        work_dir = tempfile.mkdtemp(prefix="kubetwist-wardle-srv-")
-        self.addCleanup(shutil.rmtree, work_dir, True)
-        ca = CA("wardle-ca")
-        serving = ca.issue("api", dns_names=["api.wardle.svc"], ip_addresses=[self.ns.address])
-        files = {}
-        for name, data in (("ca.crt", ca.cert), ("tls.crt", serving.cert),
-                           ("tls.key", serving.key)):
-            files[name] = os.path.join(work_dir, name)
-            with open(files[name], "wb") as f:
-                f.write(data)
-        self.wardle = WardleProcess(work_dir, self.cluster.wardle_kubeconfig,
-                                    address=self.ns.address, port=8443, extra_args=(
-                                        f"--tls-cert-file={files['tls.crt']}",
-                                        f"--tls-private-key-file={files['tls.key']}"),
-                                    ca_file=files["ca.crt"])
-        self.addCleanup(self.wardle.stop)
-        self.wardle.start(popen=self.ns.popen)
-        self.register()
-
-    def register(self) -> None:
-        """Upstream's artifacts/example: namespace, a Service without selector with
-        Endpoints and an EndpointSlice naming the wardle server, the APIService."""
-        with open(self.wardle.ca_file, "rb") as f:
-            ca_bundle = base64.b64encode(f.read()).decode()
-        address, port = self.ns.address, self.wardle.port
-        manifests = [
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "wardle"}},
-            {"apiVersion": "v1", "kind": "Service",
-             "metadata": {"name": "api", "namespace": "wardle"},
-             "spec": {"ports": [{"port": 443, "protocol": "TCP", "targetPort": port}]}},
-            {"apiVersion": "v1", "kind": "Endpoints",
-             "metadata": {"name": "api", "namespace": "wardle"},
-             "subsets": [{"addresses": [{"ip": address}], "ports": [{"port": port}]}]},
-            {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-             "metadata": {"name": "api-1", "namespace": "wardle",
-                          "labels": {"kubernetes.io/service-name": "api"}},
-             "addressType": "IPv4",
-             "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
-             "ports": [{"port": port, "protocol": "TCP"}]},
-            {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-             "metadata": {"name": "v1alpha1.wardle.example.com"},
-             "spec": {"group": "wardle.example.com", "version": "v1alpha1",
-                      "service": {"namespace": "wardle", "name": "api", "port": 443},
-                      "caBundle": ca_bundle, "groupPriorityMinimum": 1000,
-                      "versionPriority": 15}},
-        ]
-        self.cluster.kubectl("create", "-f", "-", input="\n---\n".join(
-            json.dumps(m) for m in manifests))
+        self.ns, self.cluster, self.wardle = start_aggregated(self)
         self.wait_available("True")
 
     def available(self) -> tuple:
