@@ -84,14 +84,17 @@ class DelegatingAuthenticationOptions:
     Upstream C{DelegatingAuthenticationOptions} (defaults of
     C{NewDelegatingAuthenticationOptions}).
 
-    @ivar remote_kubeconfig: C{--authentication-kubeconfig} (C{""}: no TokenReview, no
-        ConfigMap lookup).
+    @ivar remote_kubeconfig: C{--authentication-kubeconfig} (C{""} and optional: no
+        TokenReview, no ConfigMap lookup).
     @ivar cache_ttl: C{--authentication-token-webhook-cache-ttl}, seconds.
     @ivar client_ca_file: C{--client-ca-file}.
     @ivar requestheader_client_ca_file: C{--requestheader-client-ca-file}; with the four
         header lists and C{requestheader_allowed_names}, the front proxy's trust.
     @ivar skip_lookup: C{--authentication-skip-lookup}: never read the ConfigMap.
     @ivar tolerate_lookup_failure: C{--authentication-tolerate-lookup-failure}.
+    @ivar remote_kubeconfig_optional: without C{remote_kubeconfig}, go on without TokenReview
+        and lookup (upstream C{RemoteKubeConfigFileOptional}); else that is a start-up error
+        (kubetwist has no in-cluster configuration).
     """
 
     remote_kubeconfig: str = ""
@@ -107,6 +110,7 @@ class DelegatingAuthenticationOptions:
     requestheader_allowed_names: list[str] = field(default_factory=list)
     skip_lookup: bool = False
     tolerate_lookup_failure: bool = False
+    remote_kubeconfig_optional: bool = False
 
 
 @dataclass
@@ -115,13 +119,14 @@ class DelegatingAuthorizationOptions:
     Upstream C{DelegatingAuthorizationOptions} (defaults of
     C{NewDelegatingAuthorizationOptions}).
 
-    @ivar remote_kubeconfig: C{--authorization-kubeconfig} (C{""}: no SubjectAccessReview;
-        every request the groups and paths do not allow is forbidden).
+    @ivar remote_kubeconfig: C{--authorization-kubeconfig} (C{""} and optional: no
+        SubjectAccessReview; every request the groups and paths do not allow is forbidden).
     @ivar allow_cache_ttl: C{--authorization-webhook-cache-authorized-ttl}, seconds.
     @ivar deny_cache_ttl: C{--authorization-webhook-cache-unauthorized-ttl}, seconds.
     @ivar always_allow_paths: C{--authorization-always-allow-paths}.
     @ivar always_allow_groups: groups allowed everything without asking (C{system:masters}).
     @ivar client_timeout: seconds a SubjectAccessReview call may take.
+    @ivar remote_kubeconfig_optional: see L{DelegatingAuthenticationOptions}.
     """
 
     remote_kubeconfig: str = ""
@@ -131,6 +136,7 @@ class DelegatingAuthorizationOptions:
         default_factory=lambda: ["/healthz", "/readyz", "/livez"])
     always_allow_groups: list[str] = field(default_factory=lambda: ["system:masters"])
     client_timeout: float = 10.0
+    remote_kubeconfig_optional: bool = False
 
 
 @implementer(IAuthorizer)
@@ -167,16 +173,25 @@ class AlwaysAllowPathsAuthorizer:
         return defer.succeed((NO_OPINION, ""))
 
 
-def _client(reactor: Any, kubeconfig: str, client_factory: Optional[Callable]) -> tuple:
+def _client(reactor: Any, kubeconfig: str, client_factory: Optional[Callable],
+            what: str) -> tuple:
     """C{(treq client, kubeconfig target)} of a kubeconfig file.
 
-    @raise DelegationError: the file cannot be read (upstream's text)."""
+    @raise DelegationError: the file cannot be read (upstream's text: C{failed to get
+        delegated <what> kubeconfig: <reason>})."""
     try:
         target = load_webhook_kubeconfig(kubeconfig)
         client = (client_factory or (lambda t: http_client_for(reactor, t)))(target)
     except ValueError as e:
-        raise DelegationError(str(e)) from None
+        raise DelegationError(f"failed to get delegated {what} kubeconfig: {e}") from None
     return client, target
+
+
+def _no_kubeconfig(what: str) -> DelegationError:
+    """Upstream's error without a kubeconfig outside a cluster (C{rest.InClusterConfig})."""
+    return DelegationError(f"failed to get delegated {what} kubeconfig: unable to load "
+                           "in-cluster configuration, KUBERNETES_SERVICE_HOST and "
+                           "KUBERNETES_SERVICE_PORT must be defined")
 
 
 def _headers(token: str) -> dict:
@@ -204,11 +219,14 @@ def build_delegated_authorizer(reactor: Any, options: DelegatingAuthorizationOpt
             authorizers.append(AlwaysAllowPathsAuthorizer(options.always_allow_paths))
         except ValueError as e:
             raise DelegationError(str(e)) from None
+    if not options.remote_kubeconfig and not options.remote_kubeconfig_optional:
+        raise _no_kubeconfig("authorization")
     if not options.remote_kubeconfig:
         log.warn("No authorization-kubeconfig provided, so SubjectAccessReview of "
                  "authorization tokens won't work.")
     else:
-        client, target = _client(reactor, options.remote_kubeconfig, client_factory)
+        client, target = _client(reactor, options.remote_kubeconfig, client_factory,
+                                 "authorization")
         authorizers.append(WebhookAuthorizer(
             client, target.server.rstrip("/") + SUBJECTACCESSREVIEWS_PATH, reactor,
             version="v1", authorized_ttl=options.allow_cache_ttl,
@@ -333,8 +351,11 @@ async def build_delegated_authentication(
         unreadable CA file or kubeconfig).
     """
     client = target = None
+    if not options.remote_kubeconfig and not options.remote_kubeconfig_optional:
+        raise _no_kubeconfig("authentication")
     if options.remote_kubeconfig:
-        client, target = _client(reactor, options.remote_kubeconfig, client_factory)
+        client, target = _client(reactor, options.remote_kubeconfig, client_factory,
+                                 "authentication")
     client_cas: list[x509.Certificate] = []
     request_header: Optional[RequestHeaderConfig] = None
     published: Optional[dict] = None

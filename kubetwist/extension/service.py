@@ -27,6 +27,7 @@ from twisted.internet import defer, task
 from twisted.logger import Logger
 
 from kubetwist.extension.delegated import (
+    DelegationError,
     build_delegated_authentication,
     build_delegated_authorizer,
 )
@@ -34,7 +35,11 @@ from kubetwist.extension.server import ExtensionConfig, assemble_extension
 
 log = Logger()
 
-__all__ = ["ExtensionAPIService"]
+__all__ = ["ExtensionAPIService", "StartError"]
+
+
+class StartError(Exception):
+    """An expected start-up failure: one line, no traceback."""
 
 
 class ExtensionAPIService(MultiService):
@@ -122,7 +127,7 @@ class ExtensionAPIService(MultiService):
                     plugins.insert(0, namespace_lifecycle(self.reactor, core,
                                                           self.client_factory))
                 except ValueError as e:
-                    raise RuntimeError(f"failed to load the core kubeconfig: {e}") from None
+                    raise StartError(f"failed to load the core kubeconfig: {e}") from None
             elif "NamespaceLifecycle" in names:
                 log.warn("No kubeconfig of the core server: NamespaceLifecycle is off")
             config.admission_plugins = plugins
@@ -166,7 +171,7 @@ class ExtensionAPIService(MultiService):
         try:
             self.port = await endpoint.listen(site)
         except Exception as e:  # noqa: BLE001 -- reported as the start-up failure
-            raise RuntimeError(f"cannot listen on {self.options['bind-address']}:"
+            raise StartError(f"cannot listen on {self.options['bind-address']}:"
                                f"{self.options['secure-port']}: {e}") from None
         log.info("Serving securely on {addr}", addr=self.port.getHost())
         self.extension.server.hooks.setServiceParent(self)
@@ -175,7 +180,7 @@ class ExtensionAPIService(MultiService):
     def _start_failed(self, failure: Any) -> None:
         from kubetwist.storage.sqlite import DataDirInUseError
 
-        if not failure.check(DataDirInUseError):
+        if not failure.check(DataDirInUseError, DelegationError, StartError):
             log.failure("the extension API server failed to start", failure)
         print(f"Error: {failure.getErrorMessage()}", file=sys.stderr)
         sys.stderr.flush()

@@ -250,7 +250,8 @@ class DelegatedAuthorizationTests(DelegatedTestCase):
 
     def test_no_kubeconfig_forbids(self) -> None:
         """Without C{--authorization-kubeconfig} only the groups and paths are allowed."""
-        authorizer = build_delegated_authorizer(self.clock, DelegatingAuthorizationOptions())
+        authorizer = build_delegated_authorizer(
+            self.clock, DelegatingAuthorizationOptions(remote_kubeconfig_optional=True))
         decision = self.successResultOf(authorizer.authorize(Attributes(
             verb="list", resource="flunders", resource_request=True, path="/apis/x")))[0]
         self.assertEqual(decision, NO_OPINION)
@@ -288,6 +289,24 @@ class LookupFailureTests(SynchronousTestCase):
                                                    tolerate_lookup_failure=True),
             lambda target: treq))
         treq.flush()
+        self.assertIsNone(self.successResultOf(d).request_header)
+
+    def test_no_kubeconfig(self) -> None:
+        """Without a kubeconfig (and no in-cluster configuration) the server cannot start,
+        unless the kubeconfig is optional."""
+        from twisted.internet.defer import ensureDeferred
+        from twisted.internet.task import Clock
+
+        d = ensureDeferred(build_delegated_authentication(
+            Clock(), DelegatingAuthenticationOptions()))
+        self.assertEqual(self.failureResultOf(d, DelegationError).getErrorMessage(),
+                         "failed to get delegated authentication kubeconfig: unable to load "
+                         "in-cluster configuration, KUBERNETES_SERVICE_HOST and "
+                         "KUBERNETES_SERVICE_PORT must be defined")
+        with self.assertRaises(DelegationError):
+            build_delegated_authorizer(Clock(), DelegatingAuthorizationOptions())
+        d = ensureDeferred(build_delegated_authentication(
+            Clock(), DelegatingAuthenticationOptions(remote_kubeconfig_optional=True)))
         self.assertIsNone(self.successResultOf(d).request_header)
 
     def test_missing_kubeconfig(self) -> None:
