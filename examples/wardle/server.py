@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from examples.wardle import admission, apis
 from kubetwist.extension import ExtensionConfig
+from kubetwist.extension.server import version_info
 
 #: Upstream C{defaultEtcdPathPrefix}.
 DEFAULT_ETCD_PATH_PREFIX = "/registry/wardle.example.com"
@@ -21,6 +22,8 @@ def wardle_config() -> ExtensionConfig:
         groups=[apis.group_info()],
         admission_plugins=[(admission.NAME, admission.new)],
         openapi_title="Wardle", openapi_version="0.1",
+        # upstream's "Wardle" component is at version 1.2 (start.go defaultWardleVersion)
+        version_info=version_info("1", "2"),
         # upstream starts its informer factory here; kubetwist's plugin reads the store
         post_start_hooks=[("start-sample-server-informers", _nothing)])
 

@@ -29,7 +29,8 @@ from kubetwist.server.filters.chain import HandlerChainConfig, build_handler_cha
 from kubetwist.server.genericapiserver import GenericAPIServer, install_health_routes
 from kubetwist.server.healthz import HealthCheck
 
-__all__ = ["ExtensionConfig", "ExtensionServer", "assemble_extension", "list_items"]
+__all__ = ["ExtensionConfig", "ExtensionServer", "assemble_extension", "list_items",
+           "version_info"]
 
 #: C{PluginContext -> admission plugin} (see L{kubetwist.admission.interfaces}).
 PluginFactory = Callable[[PluginContext], Any]
@@ -57,7 +58,8 @@ class ExtensionConfig:
     @ivar admission_plugins: C{[(name, factory)]} in the order the chain runs them
         (upstream C{RecommendedPluginOrder}); a factory gets a L{PluginContext} whose
         C{stores} are this server's C{{(group, resource): Store}}.
-    @ivar version_info: what C{/version} answers (upstream's C{EffectiveVersion}).
+    @ivar version_info: what C{/version} answers (upstream's C{EffectiveVersion}; see
+        L{version_info}).
     @ivar openapi_title: the C{info.title} of the OpenAPI documents.
     @ivar openapi_version: their C{info.version}.
     @ivar post_start_hooks: C{[(name, hook)]} of the server's own background work
@@ -67,13 +69,27 @@ class ExtensionConfig:
     name: str
     groups: Sequence[APIGroupInfo]
     admission_plugins: Sequence[tuple[str, PluginFactory]] = ()
-    version_info: dict = field(default_factory=lambda: {
-        "major": "", "minor": "", "gitVersion": "v0.0.0-master+$Format:%H$",
-        "gitCommit": "$Format:%H$", "gitTreeState": "", "buildDate": "1970-01-01T00:00:00Z",
-        "goVersion": "", "compiler": "", "platform": ""})
+    version_info: dict = field(default_factory=lambda: version_info("0", "0"))
     openapi_title: str = "Generic"
     openapi_version: str = "unversioned"
     post_start_hooks: Sequence[tuple[str, Callable[[], Any]]] = ()
+
+
+def version_info(major: str, minor: str,
+                 git_version: str = "v0.0.0-master+$Format:%H$") -> dict:
+    """
+    C{/version} of a server whose binary version is C{major.minor} (upstream
+    C{EffectiveVersion.BinaryVersion().Info()} over an unstamped build's C{version.Get()}).
+    """
+    import platform
+    import sys
+
+    return {"major": major, "minor": minor, "gitVersion": git_version,
+            "gitCommit": "$Format:%H$", "gitTreeState": "",
+            "buildDate": "1970-01-01T00:00:00Z",
+            "goVersion": f"python{platform.python_version()}",
+            "compiler": platform.python_implementation().lower(),
+            "platform": f"{sys.platform}/{platform.machine().replace('x86_64', 'amd64')}"}
 
 
 async def list_items(store: Any) -> list[dict]:
@@ -146,6 +162,10 @@ def assemble_extension(storage: Any, clock: Any, config: ExtensionConfig, *,
     admission.plugins.extend(factory(context) for _, factory in config.admission_plugins)
     context.authorizer = authorizer
     server.install_discovery_routes(lambda: server_address)
+    if "" not in server.groups:
+        # upstream installs /api with the legacy (core) group only: here it is a 404
+        server.mux.pop("/api", None)
+        server.restful_paths.discard("/api")
     install_health_routes(server, config.version_info)
     install_openapi(server, config.openapi_version, config.openapi_title)
     server.health_checks[:0] = [

@@ -85,6 +85,17 @@ class DiscoveryTests(ExtensionTestCase):
         self.assertIn("io.k8s.sample-apiserver.pkg.apis.wardle.v1alpha1.Fischer",
                       body["definitions"])
 
+    def test_no_legacy_group(self) -> None:
+        """There is no core group: C{/api} is a plain 404, as upstream's without
+        C{InstallLegacyAPIGroup}."""
+        code, body, _ = self.request("GET", "/api")
+        self.assertEqual((code, body), (404, "404 page not found\n"))
+
+    def test_version(self) -> None:
+        """C{/version} is the Wardle component's 1.2."""
+        code, body, _ = self.request("GET", "/version")
+        self.assertEqual((code, body["major"], body["minor"]), (200, "1", "2"))
+
     def test_unknown_path(self) -> None:
         """A path no group serves is a 404."""
         code, _, _ = self.request("GET", "/apis/apps/v1")
