@@ -33,7 +33,12 @@ from kubetwist.extension.delegated import (
     build_delegated_authorizer,
 )
 from kubetwist.extension.options import ExtensionServerOptions
-from kubetwist.extension.server import ExtensionConfig, ExtensionServer, assemble_extension
+from kubetwist.extension.server import (
+    ExtensionConfig,
+    ExtensionServer,
+    assemble_extension,
+    version_info,
+)
 from kubetwist.extension.service import ExtensionAPIService
 from kubetwist.extension.strategy import new_strategy
 from kubetwist.registry.rest import ResourceSpec, Strategy, TableConvertor
@@ -45,5 +50,5 @@ __all__ = [
     "ExtensionAPIService", "ExtensionConfig", "ExtensionServer", "ExtensionServerOptions",
     "IMutationInterface", "IValidationInterface", "PluginContext", "ResourceSpec", "Strategy",
     "TableConvertor", "assemble_extension", "build_delegated_authentication",
-    "build_delegated_authorizer", "new_strategy", "register_types",
+    "build_delegated_authorizer", "new_strategy", "register_types", "version_info",
 ]
