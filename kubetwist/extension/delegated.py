@@ -39,12 +39,18 @@ from twisted.internet import defer
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from kubetwist.authentication.config import new_request_authenticator
+from kubetwist.authentication.anonymous import AnonymousAuthenticator
+from kubetwist.authentication.bearertoken import BearerTokenAuthenticator
+from kubetwist.authentication.config import STANDARD_FRONT_PROXY_HEADERS
+from kubetwist.authentication.group import AuthenticatedGroupAdder
 from kubetwist.authentication.requestheader import (
     RequestHeaderAuthenticator,
     RequestHeaderConfig,
 )
+from kubetwist.authentication.union import UnionAuthenticator
 from kubetwist.authentication.webhook import WebhookTokenAuthenticator
+from kubetwist.authentication.websocket import ProtocolAuthenticator
+from kubetwist.authentication.x509 import X509Authenticator
 from kubetwist.authorization import PrivilegedGroups, UnionAuthorizer
 from kubetwist.authorization.authorizer import ALLOW, NO_OPINION, Attributes, IAuthorizer
 from kubetwist.authorization.webhook import (
@@ -292,6 +298,37 @@ def authentication_configmap_data(configmap: Optional[dict]) -> dict:
     return out
 
 
+class _RequestHeader(RequestHeaderAuthenticator):
+    """The front-proxy authenticator, with no opinion while it trusts no CA (its
+    configuration may come later, from the ConfigMap)."""
+
+    def authenticate_now(self, request: Any) -> Any:
+        if not self.config.client_cas:
+            return None
+        return super().authenticate_now(request)
+
+
+class _X509(X509Authenticator):
+    """The client-certificate authenticator, with no opinion while it trusts no CA."""
+
+    def authenticate(self, request: Any) -> Any:
+        if not self.client_ca_certs:
+            return defer.succeed(None)
+        return super().authenticate(request)
+
+
+def _front_proxy_headers(config: Optional[RequestHeaderConfig]) -> tuple:
+    """The headers the authentication filter removes once the user is known (upstream
+    C{ClearAuthenticationHeaders}): the front proxy's, else the standard ones."""
+    if config is None:
+        return STANDARD_FRONT_PROXY_HEADERS
+    return (tuple(h.strip().lower().encode() for h in
+                  config.username_headers + config.uid_headers + config.group_headers
+                  if h.strip()),
+            tuple(p.strip().lower().encode() for p in config.extra_header_prefixes
+                  if p.strip()))
+
+
 @dataclass
 class DelegatedAuthentication:
     """
@@ -301,11 +338,15 @@ class DelegatedAuthentication:
     @ivar client_cas: every CA the TLS layer must accept client certificates from (the client
         CA and the front proxy's CA, upstream C{ApplyClientCert}).
     @ivar request_header: the front proxy's L{RequestHeaderConfig}, or L{None}.
+    @ivar reload: C{async () -> bool}: read the ConfigMap again and take its CAs and headers
+        where the flags did not name them (upstream's dynamic CA and request-header
+        controllers); C{True} when something changed.  L{None} without a lookup.
     """
 
     authenticator: Any
     client_cas: list
     request_header: Optional[RequestHeaderConfig] = None
+    reload: Optional[Callable[[], Any]] = None
 
 
 async def _get_configmap(client: Any, target: Any) -> Optional[dict]:
@@ -405,12 +446,44 @@ async def build_delegated_authentication(
         tokens.append(WebhookTokenAuthenticator(
             lambda body: defer.ensureDeferred(post(body)), "v1", [], options.cache_ttl,
             reactor, url))
-    authenticator = new_request_authenticator(
-        client_ca_certs=client_cas, token_authenticators=tokens, anonymous=True,
-        anonymous_paths=None,
-        request_header=RequestHeaderAuthenticator(request_header) if request_header else None)
-    tls_cas = list(client_cas)
-    for ca in (request_header.client_cas if request_header else []):
-        if ca not in tls_cas:
-            tls_cas.append(ca)
-    return DelegatedAuthentication(authenticator, tls_cas, request_header)
+    # upstream DelegatingAuthenticatorConfig.New: front proxy first, then x509, then tokens
+    rh = _RequestHeader(request_header or RequestHeaderConfig())
+    x509_authenticator = _X509(client_cas)
+    authenticators: list[Any] = [rh, x509_authenticator]
+    for token_authenticator in tokens:
+        authenticators += [BearerTokenAuthenticator(token_authenticator),
+                           ProtocolAuthenticator(token_authenticator)]
+    authenticator = UnionAuthenticator([
+        AuthenticatedGroupAdder(UnionAuthenticator(authenticators)),
+        AnonymousAuthenticator(None)], fail_on_error=True)
+    authenticator.front_proxy_headers = _front_proxy_headers(request_header)
+    result = DelegatedAuthentication(authenticator, [], request_header)
+
+    def apply(cas: list, header: Optional[RequestHeaderConfig]) -> None:
+        rh.config = header or RequestHeaderConfig()
+        x509_authenticator.client_ca_certs = list(cas)
+        authenticator.front_proxy_headers = _front_proxy_headers(header)
+        tls_cas = list(cas)
+        for ca in (header.client_cas if header else []):
+            if ca not in tls_cas:
+                tls_cas.append(ca)
+        result.client_cas = tls_cas
+        result.request_header = header
+
+    apply(client_cas, request_header)
+
+    async def reload() -> bool:
+        data = authentication_configmap_data(await _get_configmap(client, target))
+        cas = client_cas if options.client_ca_file else data["client_cas"]
+        header = request_header if options.requestheader_client_ca_file else \
+            data["requestheader"]
+        if cas == x509_authenticator.client_ca_certs and header == result.request_header:
+            return False
+        log.info("Loaded new client CA and request header values from configmap/{name}",
+                 name=AUTHENTICATION_CONFIGMAP_NAME)
+        apply(cas, header)
+        return True
+
+    if need_lookup and client is not None:
+        result.reload = reload
+    return result

@@ -24,7 +24,9 @@ from typing import Any, Callable, Optional
 
 from twisted.application.service import MultiService
 from twisted.internet import defer, task
+from twisted.internet.interfaces import IOpenSSLServerConnectionCreator
 from twisted.logger import Logger
+from zope.interface import implementer
 
 from kubetwist.extension.delegated import (
     DelegationError,
@@ -35,11 +37,40 @@ from kubetwist.extension.server import ExtensionConfig, assemble_extension
 
 log = Logger()
 
-__all__ = ["ExtensionAPIService", "StartError"]
+__all__ = ["ExtensionAPIService", "StartError", "SwappableTLS"]
 
 
 class StartError(Exception):
     """An expected start-up failure: one line, no traceback."""
+
+
+#: How often the trust published in the ConfigMap is read again, in seconds (upstream's
+#: controllers follow it with a watch).
+TRUST_RELOAD_SECONDS = 60.0
+
+
+@implementer(IOpenSSLServerConnectionCreator)
+class SwappableTLS:
+    """
+    The listener's TLS, rebuilt when the trusted client CAs change (upstream's dynamic
+    serving: each connection gets the current C{tls.Config}).
+
+    @param build: C{client CAs -> ServerTLSContextFactory}.
+    """
+
+    def __init__(self, build: Callable[[list], Any], client_cas: list) -> None:
+        self.build = build
+        self.current = build(client_cas)
+
+    def swap(self, client_cas: list) -> None:
+        """New connections verify client certificates against C{client_cas}."""
+        self.current = self.build(client_cas)
+
+    def getContext(self) -> Any:  # noqa: N802 -- twisted.internet.ssl.ContextFactory
+        return self.current.getContext()
+
+    def serverConnectionForTLS(self, tlsProtocol: Any) -> Any:  # noqa: N802 -- Twisted's
+        return self.current.serverConnectionForTLS(tlsProtocol)
 
 
 class ExtensionAPIService(MultiService):
@@ -143,8 +174,10 @@ class ExtensionAPIService(MultiService):
 
         with open(key_file, "rb") as f:
             key = serialization.load_pem_private_key(f.read(), password=None)
-        self.tls = ServerTLSContextFactory(load_certificates(cert_file), key,
-                                           authentication.client_cas)
+        chain = load_certificates(cert_file)
+        self.authentication = authentication
+        self.tls = SwappableTLS(
+            lambda cas: ServerTLSContextFactory(chain, key, cas), authentication.client_cas)
 
     def _shutdown_check(self) -> None:
         if self.shutting_down:
@@ -175,7 +208,24 @@ class ExtensionAPIService(MultiService):
                                f"{self.options['secure-port']}: {e}") from None
         log.info("Serving securely on {addr}", addr=self.port.getHost())
         self.extension.server.hooks.setServiceParent(self)
+        if self.authentication.reload is not None:
+            self._reloading = task.LoopingCall(self._reload_trust)
+            self._reloading.clock = self.reactor
+            self._reloading.start(TRUST_RELOAD_SECONDS, now=False)
         self.ready.callback(self.port)
+
+    async def _reload(self) -> None:
+        if await self.authentication.reload():
+            self.tls.swap(self.authentication.client_cas)
+
+    def _reload_trust(self) -> Any:
+        """Read the ConfigMap again; new CAs reach the next TLS connections."""
+
+        def failed(failure: Any) -> None:
+            log.warn("unable to reload configmap/extension-apiserver-authentication: {err}",
+                     err=failure.getErrorMessage())
+
+        return defer.ensureDeferred(self._reload()).addErrback(failed)
 
     def _start_failed(self, failure: Any) -> None:
         from kubetwist.storage.sqlite import DataDirInUseError
@@ -196,6 +246,8 @@ class ExtensionAPIService(MultiService):
 
     async def _stop(self) -> None:
         self.shutting_down = True
+        if getattr(self, "_reloading", None) is not None and self._reloading.running:
+            self._reloading.stop()
         delay = self.options.get("shutdown-delay-duration", 0)
         if delay and self.port is not None:
             await task.deferLater(self.reactor, delay, lambda: None)

@@ -179,6 +179,32 @@ class DelegatedAuthenticationTests(DelegatedTestCase):
         self.assertEqual(rh.username_headers, ["X-Remote-User"])
         self.assertEqual(len(self.authentication.client_cas), 2)
 
+    def test_reload(self) -> None:
+        """A changed ConfigMap is taken on the next reload (a new front-proxy CA, other
+        allowed names); an unchanged one changes nothing."""
+        from twisted.internet.defer import ensureDeferred
+
+        def reload() -> bool:
+            d = ensureDeferred(self.authentication.reload())
+            for _ in range(5):
+                self.main_treq.flush()
+            return self.successResultOf(d)
+
+        self.assertFalse(reload())
+        stores = self.main["kube"].stores
+        rotated = CA("front-proxy-ca-2")
+        self.successResultOf(trust.sync_configmap(
+            stores[("", "configmaps")], stores[("", "namespaces")],
+            trust.ClusterAuthenticationInfo(
+                client_ca=self.client_ca.cert, requestheader_ca=rotated.cert,
+                username_headers=["X-Remote-User"], allowed_names=["aggregator"])))
+        self.assertTrue(reload())
+        rh = self.authentication.request_header
+        self.assertEqual(rh.allowed_names, ["front-proxy-client", "aggregator"])
+        self.assertEqual(len(rh.client_cas), 2)
+        self.assertEqual(len(self.authentication.client_cas), 3)
+        self.assertFalse(reload())
+
     def test_token_reviewed(self) -> None:
         """A token the main server knows authenticates (TokenReview); C{system:masters} may
         do everything without a SubjectAccessReview."""

@@ -73,3 +73,25 @@ class PluginTests(SynchronousTestCase):
 
         makers = [p for p in getPlugins(IServiceMaker, twisted.plugins) if p.tapname == "wardle"]
         self.assertEqual([m.module for m in makers], ["examples.wardle.tap"])
+
+
+class SwappableTLSTests(SynchronousTestCase):
+    """The listener's TLS follows the trusted client CAs."""
+
+    def test_swap(self) -> None:
+        """New connections use the context built for the new CAs."""
+        from kubetwist.extension.service import SwappableTLS
+
+        built = []
+
+        def build(cas: list) -> object:
+            factory = type("F", (), {"getContext": lambda self: cas,
+                                     "serverConnectionForTLS": lambda self, p: (cas, p)})()
+            built.append(factory)
+            return factory
+
+        tls = SwappableTLS(build, ["a"])
+        self.assertEqual(tls.getContext(), ["a"])
+        tls.swap(["a", "b"])
+        self.assertEqual(tls.serverConnectionForTLS("proto"), (["a", "b"], "proto"))
+        self.assertEqual(len(built), 2)
