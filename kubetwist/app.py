@@ -133,6 +133,9 @@ class KubeAPIService(MultiService):
         """Certificates, storage, the server chain and the filter chain (no listening yet)."""
         from kubetwist.apis import printers
         from kubetwist.authentication.tokenfile import TokenFileAuthenticator
+        from kubetwist.controlplane.clusterauthenticationtrust import (
+            from_options as cluster_authentication_info,
+        )
         from kubetwist.controlplane.instance import ControlPlaneConfig
         from kubetwist.server.certs import ensure_serving_certs
         from kubetwist.server.kubeconfig import write_kubeconfig
@@ -190,6 +193,9 @@ class KubeAPIService(MultiService):
                 root_ca_pem=ca_pem, min_request_timeout=o["min-request-timeout"],
                 admission_plugins=o.get("admission-plugins"),
                 enable_priority_and_fairness=o.get("enable-priority-and-fairness", True),
+                cluster_authentication=cluster_authentication_info(
+                    o, certs.client_ca_files([o["client-ca-file"]] if o["client-ca-file"]
+                                             else [])),
             ),
             authenticator=authenticator,
             authorizer=authorization_options.build_authorizer(

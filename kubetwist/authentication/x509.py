@@ -55,7 +55,10 @@ def peer_certificates(request: IRequest) -> list[x509.Certificate]:
     transport = _tls_transport(request)
     if transport is None:
         return []
-    handle = transport.getHandle()  # type: ignore[attr-defined]
+    get_handle = getattr(transport, "getHandle", None)
+    if get_handle is None:  # an in-memory TLS stand-in (StubTreq): no certificate
+        return []
+    handle = get_handle()
     get_leaf = getattr(handle, "get_peer_certificate", None)
     if get_leaf is None:
         return []

@@ -57,6 +57,9 @@ class ControlPlaneConfig:
         consumer, so no FlowSchema status, as upstream).
     @ivar admission_configs: C{{plugin name: configuration dict}} read from
         C{--admission-control-config-file} (L{None}: no file).
+    @ivar cluster_authentication: the L{ClusterAuthenticationInfo
+        <kubetwist.controlplane.clusterauthenticationtrust.ClusterAuthenticationInfo>} published
+        in C{kube-system/extension-apiserver-authentication} (L{None}: not published).
     """
 
     service_cidr: str = "10.0.0.0/24"
@@ -68,6 +71,7 @@ class ControlPlaneConfig:
     admission_plugins: Optional[list[str]] = None
     enable_priority_and_fairness: bool = True
     admission_configs: Optional[dict] = None
+    cluster_authentication: Optional[Any] = None
 
 
 async def _nothing() -> None:
@@ -230,6 +234,11 @@ class KubeAPIServer:
 
         self.server.add_post_start_hook("rbac/bootstrap-roles",
                                         lambda: ensure_rbac_policy(self.stores))
+        if config.cluster_authentication is not None:
+            from kubetwist.controlplane import clusterauthenticationtrust as trust
+
+            self.server.add_post_start_hook(trust.HOOK_NAME, lambda: trust.sync_configmap(
+                self.stores[("", "configmaps")], namespaces, config.cluster_authentication))
         from kubetwist.controlplane.clusterroleaggregation import install_aggregation
 
         self.clusterrole_aggregation = install_aggregation(self.server, storage, self.stores,

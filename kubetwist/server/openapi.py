@@ -90,8 +90,9 @@ def _merge_schemas(schemas: dict, derived: dict, root: str) -> None:
             schemas[key] = value
 
 
-def group_version_document(agv: APIGroupVersion, title_version: str) -> dict:
-    """The OpenAPI v3 document of one group-version."""
+def group_version_document(agv: APIGroupVersion, title_version: str,
+                           title: str = "Kubernetes") -> dict:
+    """The OpenAPI v3 document of one group-version (C{info.title} C{title})."""
     gv_camel = ("Core" if not agv.group else _camel(agv.group.replace(".k8s.io", ""))) + \
         agv.version[:1].upper() + agv.version[1:]
     paths: dict[str, Any] = {}
@@ -187,7 +188,7 @@ def group_version_document(agv: APIGroupVersion, title_version: str) -> dict:
         item["parameters"] = _path_parameters(path, kinds)
     return {
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": title_version},
+        "info": {"title": title, "version": title_version},
         "paths": paths,
         "components": {"schemas": schemas},
     }
@@ -246,8 +247,10 @@ def _doc_path(agv: APIGroupVersion) -> str:
     return agv.prefix.lstrip("/")
 
 
-def install_openapi(front: Any, version: str) -> None:
-    """C{/openapi/v2} and C{/openapi/v3[/...]} on the front server, over the whole chain."""
+def install_openapi(front: Any, version: str, title: str = "Kubernetes") -> None:
+    """C{/openapi/v2} and C{/openapi/v3[/...]} on the front server, over the whole chain
+    (C{info.version} C{version}; the v3 documents' C{info.title} C{title}, which an extension
+    server names)."""
     built: dict[str, tuple[Any, tuple[bytes, str]]] = {}
     v2_built: dict[str, tuple[str, dict]] = {}
     # the whole v2 document: key, JSON body, ETag, build time, protobuf form (built lazily)
@@ -262,7 +265,7 @@ def install_openapi(front: Any, version: str) -> None:
             path = _doc_path(agv)
             entry = built.get(path)
             if entry is None or entry[0] is not agv:
-                body = codec.encode_json(group_version_document(agv, version))
+                body = codec.encode_json(group_version_document(agv, version, title))
                 entry = (agv, (body, hashlib.sha512(body).hexdigest().upper()))
                 built[path] = entry
             out[path] = entry[1]

@@ -119,8 +119,10 @@ def _properties(type_name: str, wanted: set[str], required: list[str]) -> dict:
 
 def _type_meta_embedders() -> frozenset[str]:
     # every served kind embeds metav1.TypeMeta, and so do the meta/v1 kinds but WatchEvent
-    global _TYPE_META
-    if _TYPE_META is None:
+    global _TYPE_META, _TYPE_META_KINDS
+    if _TYPE_META is None or _TYPE_META_KINDS != len(typedefs.KINDS):
+        # recomputed when a package was registered (kubetwist.runtime.types.register_package)
+        _TYPE_META_KINDS = len(typedefs.KINDS)
         _TYPE_META = frozenset(typedefs.KINDS.values()) | {
             f"io.k8s.apimachinery.pkg.apis.meta.v1.{kind}" for kind in typedefs.META_KINDS
             if kind != "WatchEvent"}
@@ -128,6 +130,7 @@ def _type_meta_embedders() -> frozenset[str]:
 
 
 _TYPE_META: frozenset[str] | None = None
+_TYPE_META_KINDS = 0
 
 
 def type_schema(type_name: str, wanted: set[str]) -> dict:

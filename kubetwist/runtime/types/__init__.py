@@ -287,3 +287,45 @@ def lookup_kind(group: str, version: str, kind: str, protobuf: bool = False) -> 
 def fields_of(type_name: str) -> tuple:
     """The L{FieldDef}s of a message type, in JSON order; C{KeyError} if unknown."""
     return TYPES[type_name].fields
+
+
+def register_package(module: Any) -> list[str]:
+    """
+    Add the type tables of one more API package to L{TYPES} and L{KINDS}: how a server built
+    from kubetwist's parts (L{kubetwist.extension}) declares its own kinds, so that its
+    OpenAPI schemas, strict field validation, strategic-merge-patch metadata and server-side
+    apply schema are derived from them exactly as for the built-in kinds.
+
+    @param module: any object with the attributes of a package module (see the module
+        docstring): C{PACKAGE} (the full package name, e.g.
+        C{io.k8s.sample-apiserver.pkg.apis.wardle.v1alpha1}), C{GROUP}, C{VERSION},
+        C{KINDS} (the served kinds, lists included) and C{TYPES}; optionally C{ENUMS},
+        C{STRUCT_TYPES} and C{UNIONS}.  Rows may name C{meta.X} and C{core.X} types.
+    @return: the full type names added.
+    @raise ValueError: a kind of this group-version, or a type name, is already registered
+        with different rows (registering the same module twice is a no-op).
+    """
+    enums = {f"{m.PACKAGE}.{name}": values
+             for m in _MODULES + (module,) for name, values in getattr(m, "ENUMS", {}).items()}
+    struct_types = getattr(module, "STRUCT_TYPES", {})
+    unions = getattr(module, "UNIONS", {})
+    added: dict[str, TypeDef] = {}
+    for name, rows in module.TYPES.items():
+        fields = tuple(parse_row(module.PACKAGE, row, enums) for row in rows)
+        full = f"{module.PACKAGE}.{name}"
+        typedef = TypeDef(full, fields, {f.number: f for f in fields},
+                          struct_types.get(name, ""), (unions[name],) if name in unions else ())
+        if full in TYPES and TYPES[full] != typedef:
+            raise ValueError(f"type {full} is already registered with other fields")
+        added[full] = typedef
+    kinds = {(module.GROUP, module.VERSION, kind): f"{module.PACKAGE}.{kind}"
+             for kind in module.KINDS}
+    for key, name in kinds.items():
+        if KINDS.get(key, name) != name:
+            raise ValueError(f"kind {key[2]} of {key[0]}/{key[1]} is already registered as "
+                             f"{KINDS[key]}")
+        if name not in added and name not in TYPES:
+            raise ValueError(f"kind {key[2]} has no type {name}")
+    TYPES.update(added)
+    KINDS.update(kinds)
+    return sorted(added)

@@ -1,0 +1,1 @@
+"""Tests of L{kubetwist.extension} and the wardle example."""
