@@ -87,6 +87,7 @@ class AdmissionChain:
         self, spec: Any, subresource: str, namespace: str, name: str, user: Any,
         dry_run: bool, options: Optional[dict] = None,
         annotate: Optional[Callable[[str, str], None]] = None,
+        warn: Optional[Callable[[str], None]] = None,
     ) -> RequestAdmission:
         """
         Bind the chain to one request on the resource C{spec} (a C{ResourceSpec}) describes.
@@ -97,6 +98,8 @@ class AdmissionChain:
             that creates), as upstream's patcher does.
         @param annotate: C{(key, value) -> None}, given the audit annotations the plugins
             added (L{Attributes.add_annotation}) after each phase, even a refusing one.
+        @param warn: C{text -> None}, given the warnings the plugins added
+            (L{Attributes.add_warning}) after each phase, even a refusing one.
         """
 
         def attributes(operation: str, obj: Optional[dict], old: Optional[dict]) -> Attributes:
@@ -113,6 +116,9 @@ class AdmissionChain:
                 if annotate is not None:
                     for key, value in attrs.annotations.items():
                         annotate(key, value)
+                if warn is not None:
+                    for text in attrs.warnings:
+                        warn(text)
 
         async def mutate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:
             await run(self.admit, attributes(operation, obj, old))

@@ -78,6 +78,14 @@ class Attributes:
     spec: Any = None
     #: upstream's audit annotations added by plugins (C{key -> value})
     annotations: dict[str, str] = field(default_factory=dict)
+    #: C{Warning} texts added by plugins (upstream C{warning.AddWarning}), in order
+    warnings: list[str] = field(default_factory=list)
+
+    def add_warning(self, text: str) -> None:
+        """Upstream C{warning.AddWarning(ctx, "", text)}: a C{Warning} header for the
+        response (each text once)."""
+        if text not in self.warnings:
+            self.warnings.append(text)
 
     def add_annotation(self, key: str, value: str) -> None:
         """Upstream C{Attributes.AddAnnotation}: an audit annotation for the request (the

@@ -20,6 +20,9 @@ from typing import Any, Awaitable, Callable, Iterable, Mapping, Optional
 from kubetwist.admission.plugins.always import AlwaysAdmit, AlwaysDeny
 from kubetwist.admission.plugins.defaulttolerationseconds import DefaultTolerationSeconds
 from kubetwist.admission.plugins.namespacelifecycle import NamespaceLifecycle
+from kubetwist.admission.plugins.policy.plugin import (
+    new_plugin as new_validating_admission_policy,
+)
 from kubetwist.admission.plugins.priority import Priority
 from kubetwist.admission.plugins.serviceaccount import ServiceAccount
 
@@ -116,6 +119,9 @@ class PluginContext:
     authorizer: Any = None
     resolver: Any = None
     add_post_start_hook: Optional[Callable[[str, Callable[[], Any]], None]] = None
+    #: C{(apiVersion, kind) -> store or None}: the store of any served kind, custom
+    #: resources included (policy params); set by the composition root
+    find_store: Optional[Callable[[str, str], Any]] = None
 
     def config(self, name: str) -> Optional[Any]:
         """The configuration of plugin C{name} (see C{configs}), or L{None}."""
@@ -143,6 +149,7 @@ PLUGINS.update({
     "ServiceAccount": lambda ctx: ServiceAccount(ctx.stores.get(("", "serviceaccounts"))),
     "Priority": lambda ctx: Priority(ctx.lister("scheduling.k8s.io", "priorityclasses")),
     "DefaultTolerationSeconds": lambda ctx: DefaultTolerationSeconds(),
+    "ValidatingAdmissionPolicy": lambda ctx: new_validating_admission_policy(ctx),
 })
 
 

@@ -93,6 +93,7 @@ class ResourceHandlers:
         return self.admission.for_request(
             self.spec, subresource, namespace, name, context_of(request).user, dry,
             options, annotate=_audit_annotator(request),
+            warn=lambda text: _add_warnings(request, [text]),
         )
 
     def _respond(self, request: Any, code: int, obj: dict, out: Output,

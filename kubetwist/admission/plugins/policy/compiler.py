@@ -1,0 +1,284 @@
+# -*- test-case-name: tests.admission.test_policy -*-
+"""
+Compilation and evaluation of admission-policy CEL: upstream
+C{k8s.io/apiserver/pkg/admission/plugin/cel} (C{compile.go}, C{activation.go},
+C{composition.go}, C{condition.go}) with the environment of L{kubetwist.cel.library} and the
+cost model of L{kubetwist.cel.cost}.
+
+Expressions see C{object}, C{oldObject}, C{request}, C{namespaceObject}, C{variables} (a
+map of the policy's variables, each computed on first use, once per evaluation context, as
+upstream's lazy map) and, when the policy has a C{paramKind}, C{params}; all of them typed
+C{dyn} (upstream types C{request} and C{namespaceObject}).  Costs are charged as upstream:
+each evaluation may cost at most L{PER_CALL_LIMIT} (cel-go's C{CostLimit}: the error
+C{operation cancelled: actual cost limit exceeded}), and the evaluations of one
+C{ForInput} share L{RUNTIME_CEL_COST_BUDGET}, the variables they use included
+(C{validation failed due to running out of cost budget, no further validation rules will be
+run}).  The runtime cost is L{kubetwist.cel.cost}'s upper bound of cel-go's.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from kubetwist.cel import cost as cel_cost
+from kubetwist.cel import strip_status
+
+__all__ = [
+    "BudgetExceeded",
+    "Compiled",
+    "Context",
+    "EvalError",
+    "PER_CALL_LIMIT",
+    "RUNTIME_CEL_COST_BUDGET",
+    "compile_expression",
+]
+
+#: Upstream C{celconfig.PerCallLimit}: the most one evaluation may cost.
+PER_CALL_LIMIT = 1000000
+#: Upstream C{celconfig.RuntimeCELCostBudget}: what the expressions of one input may cost.
+RUNTIME_CEL_COST_BUDGET = 10000000
+#: Upstream C{celconfig.MaxEvaluatedMessageExpressionSizeBytes}.
+MAX_MESSAGE_BYTES = 5 * 1024
+
+#: upstream's out-of-budget text
+OUT_OF_BUDGET = ("validation failed due to running out of cost budget, no further validation "
+                 "rules will be run")
+
+_env_lock = threading.Lock()
+_envs: dict[tuple, Any] = {}
+_TYPE_NAMES = {"NULL": "null_type", "TIMESTAMP": "google.protobuf.Timestamp",
+               "DURATION": "google.protobuf.Duration"}
+_TYPE_TOKEN = re.compile(r"[A-Z_]+")
+
+
+def _go_type_name(runtime_name: str) -> str:
+    """cel-go's C{Type.String()} of a type the runtime prints: C{LIST<INT>} -> C{list(int)}."""
+    text = runtime_name.split(".")[-1] if "<" not in runtime_name else runtime_name
+    text = _TYPE_TOKEN.sub(lambda m: _TYPE_NAMES.get(m.group(0), m.group(0).lower()), text)
+    return text.replace("<", "(").replace(">", ")")
+
+
+def environment(has_params: bool, typed: Optional[dict] = None) -> Any:
+    """
+    The CEL environment of admission expressions (cached): the Kubernetes library of
+    L{kubetwist.cel.library} with the admission variables.
+
+    @param typed: C{{name: cel.Type}} of extra or overriding declarations (type checking
+        probes); not cached.
+    """
+    from cel_expr_python import cel
+
+    from kubetwist.cel.library import ENV_CONFIG_YAML, FUNCTION_IMPLS
+
+    key = (has_params,)
+    with _env_lock:
+        env = _envs.get(key) if typed is None else None
+        if env is None:
+            dyn = cel.Type.DYN
+            names = {n: dyn for n in ("object", "oldObject", "request", "namespaceObject")}
+            if has_params:
+                names["params"] = dyn
+            names["variables"] = cel.Type.Map(cel.Type.STRING, dyn)
+            if typed:
+                names = dict(typed)
+            env = cel.NewEnv(config=cel.NewEnvConfigFromYaml(ENV_CONFIG_YAML),
+                             variables=names, function_impls=FUNCTION_IMPLS)
+            if typed is None:
+                _envs[key] = env
+        return env
+
+
+@dataclass
+class Compiled:
+    """
+    One compiled expression (upstream C{CompilationResult}).
+
+    @ivar expression: the source text.
+    @ivar program: the runtime's compiled expression, or L{None} on error.
+    @ivar ast: its L{CheckedAST <kubetwist.cel.cost.CheckedAST>} (cost, references).
+    @ivar error: upstream's compile error text (C{compilation failed: ERROR: <input>:1:3:
+        ...}, C{must evaluate to bool but got int}), or L{None}.
+    @ivar variables: the names of C{variables.<name>} the expression uses.
+    """
+
+    expression: str
+    program: Any = None
+    ast: Any = None
+    error: Optional[str] = None
+    variables: list[str] = field(default_factory=list)
+
+
+def _variable_refs(ast: Any) -> list[str]:
+    out: list[str] = []
+
+    def walk(e: Any) -> None:
+        if e is None:
+            return
+        if e.kind == "select" and e.operand is not None and e.operand.kind == "ident" and \
+                e.operand.name == "variables":
+            if e.name not in out:
+                out.append(e.name)
+            return
+        for sub in (e.operand, e.target, e.iter_range, e.accu_init, e.loop_condition,
+                    e.loop_step, e.result):
+            walk(sub)
+        for a in e.args or ():
+            walk(a)
+
+    walk(ast.expr)
+    return out
+
+
+def compile_expression(expression: str, returns: tuple[str, ...] = ("bool",),
+                       has_params: bool = False) -> Compiled:
+    """
+    Upstream C{CompileCELExpression}.
+
+    @param returns: the accepted result types (C{("bool",)}, C{("string",)},
+        C{("string", "null_type")}; C{("dyn",)} takes any).
+    @return: a L{Compiled}, with C{error} set when it does not compile.
+    """
+    result = Compiled(expression)
+    try:
+        compiled = environment(has_params).compile(expression)
+    except RuntimeError as e:
+        result.error = "compilation failed: " + strip_status(str(e))
+        return result
+    got = _go_type_name(str(compiled.return_type()))
+    if got and got != "dyn" and "dyn" not in returns and got not in returns:
+        if len(returns) == 1:
+            result.error = f"must evaluate to {returns[0]} but got {got}"
+        else:
+            result.error = f"must evaluate to one of [{' '.join(returns)}] but got {got}"
+        return result
+    result.program = compiled
+    result.ast = cel_cost.decode_checked(compiled.serialize())
+    result.variables = _variable_refs(result.ast)
+    return result
+
+
+class BudgetExceeded(Exception):
+    """The expressions of one input ran out of budget (upstream's C{ErrOutOfBudget} error
+    from C{ForInput}); the message is upstream's."""
+
+
+@dataclass
+class EvalError:
+    """An evaluation's error (upstream C{EvaluationResult.Error}); C{message} is its text."""
+
+    message: str
+
+
+def runtime_error_text(text: str) -> str:
+    """A runtime (cel-cpp) evaluation error in cel-go's words."""
+    text = strip_status(text)
+    m = re.match(r'^Key not found in map ?: ?"?(.*?)"?$', text)
+    if m:
+        return f"no such key: {m.group(1)}"
+    if text.startswith(("No matching overloads found", "No overload found")):
+        return "no such overload"
+    if text == "divide by zero":
+        return "division by zero"
+    m = re.match(r"^Index error: index=(-?\d+)", text)
+    if m:
+        return f"index out of bounds: {m.group(1)}"
+    m = re.match(r'^No value with name "(.*)" found in Activation$', text)
+    if m:
+        return f"no such attribute(s): {m.group(1)}"
+    return text
+
+
+class Context:
+    """
+    One evaluation context (upstream C{compositionContext} over one activation): the input
+    variables and the policy's C{variables}, each computed at most once.
+
+    @param data: C{{"object": ..., "oldObject": ..., "request": ..., "namespaceObject": ...,
+        "params": ...}} (JSON values; L{None} is CEL C{null}).
+    @param variables: C{{name: Compiled}} of the policy's variables, in order.
+    """
+
+    def __init__(self, data: dict, variables: dict[str, Compiled]) -> None:
+        self.data = data
+        self.definitions = variables
+        self.values: dict[str, Any] = {}
+        self.errors: dict[str, str] = {}
+        self.pending_cost = 0
+        self._active: set[str] = set()
+
+    def _scope(self) -> dict:
+        scope = dict(self.data)
+        scope["variables"] = dict(self.values)
+        return scope
+
+    def _ensure(self, names: list[str]) -> Optional[str]:
+        """Compute the variables C{names}; the first one's error text, if any."""
+        for name in names:
+            if name in self.errors:
+                return self.errors[name]
+            if name in self.values or name not in self.definitions or name in self._active:
+                continue
+            c = self.definitions[name]
+            if c.error is not None:
+                self.errors[name] = f'composited variable "{name}" fails to compile: {c.error}'
+                return self.errors[name]
+            self._active.add(name)
+            try:
+                inner = self._ensure(c.variables)
+            finally:
+                self._active.discard(name)
+            cost = cel_cost.cost_of(c.ast, self._scope(), PER_CALL_LIMIT)
+            self.pending_cost += cost
+            if inner is not None:
+                err = inner
+            elif cost > PER_CALL_LIMIT:
+                err = "operation cancelled: actual cost limit exceeded"
+            else:
+                out = c.program.eval(data=self._scope())
+                if out.type() == _error_type():
+                    err = runtime_error_text(str(out.value()))
+                else:
+                    self.values[name] = out.value()
+                    continue
+            self.errors[name] = f'composited variable "{name}" fails to evaluate: {err}'
+            return self.errors[name]
+        return None
+
+    def evaluate(self, c: Compiled, remaining: int) -> tuple[Any, int]:
+        """
+        Upstream C{evaluationActivation.Evaluate}: the value of C{c}, or an L{EvalError}.
+
+        @return: C{(value or EvalError, remaining budget)}.
+        @raise BudgetExceeded: the budget ran out (the evaluations stop).
+        """
+        if c.error is not None:
+            return EvalError(f"compilation error: {c.error}"), remaining
+        var_error = self._ensure(c.variables)
+        if self.pending_cost > remaining:
+            raise BudgetExceeded(OUT_OF_BUDGET)
+        remaining -= self.pending_cost
+        self.pending_cost = 0
+        scope = self._scope()
+        cost = cel_cost.cost_of(c.ast, scope, PER_CALL_LIMIT)
+        if cost > remaining:
+            raise BudgetExceeded(OUT_OF_BUDGET)
+        remaining -= cost
+        if var_error is not None:
+            err = var_error
+        elif cost > PER_CALL_LIMIT:
+            err = "operation cancelled: actual cost limit exceeded"
+        else:
+            out = c.program.eval(data=scope)
+            if out.type() != _error_type():
+                return out.value(), remaining
+            err = runtime_error_text(str(out.value()))
+        return EvalError(f"expression '{c.expression}' resulted in error: {err}"), remaining
+
+
+def _error_type() -> Any:
+    from cel_expr_python import cel
+
+    return cel.Type.ERROR
