@@ -372,6 +372,8 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     _install_review_groups(kube.server, clock, authenticator, authorizer, service_account_tokens)
     _install_rbac_escalation_check(kube.admission, storage, clock, authorizer)
     kube.admission_context.authorizer = authorizer
+    kube.admission_context.find_store = lambda av, kind: _custom_resource_store(
+        apiextensions, av, kind)
     aggregator = Aggregator(storage, clock, kube.server, kube.admission)
     # custom resources installed later use the same admission; their group-versions get
     # APIServices (upstream crdregistration)
@@ -499,6 +501,18 @@ def host_address() -> str:
     except OSError:
         pass
     return "127.0.0.1"
+
+
+def _custom_resource_store(apiextensions: Any, api_version: str, kind: str) -> Any:
+    """The store of the served custom resource of C{kind} in C{api_version}'s group (the
+    params of admission policies), or L{None}."""
+    group, _, version = api_version.rpartition("/")
+    for name, versions in apiextensions.served.items():
+        spec = (apiextensions.crd_objects.get(name) or {}).get("spec") or {}
+        if spec.get("group") == group and (spec.get("names") or {}).get("kind") == kind \
+                and version in versions:
+            return versions[version].store
+    return None
 
 
 def _share_admission(server: Any, admission: Any) -> None:

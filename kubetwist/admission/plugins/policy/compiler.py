@@ -215,37 +215,48 @@ class Context:
         return scope
 
     def _ensure(self, names: list[str]) -> Optional[str]:
-        """Compute the variables C{names}; the first one's error text, if any."""
+        """
+        Compute the variables C{names} (a failed one stays out of the map); the first
+        failure's text, if any.  An expression that fails having used a failed variable
+        reports that variable's error, as upstream's lazy map does; one that succeeds
+        without it (C{||} short-circuit) is not affected.
+        """
+        first: Optional[str] = None
         for name in names:
-            if name in self.errors:
-                return self.errors[name]
-            if name in self.values or name not in self.definitions or name in self._active:
-                continue
-            c = self.definitions[name]
-            if c.error is not None:
-                self.errors[name] = f'composited variable "{name}" fails to compile: {c.error}'
-                return self.errors[name]
-            self._active.add(name)
-            try:
-                inner = self._ensure(c.variables)
-            finally:
-                self._active.discard(name)
-            cost = cel_cost.cost_of(c.ast, self._scope(), PER_CALL_LIMIT)
-            self.pending_cost += cost
-            if inner is not None:
-                err = inner
-            elif cost > PER_CALL_LIMIT:
-                err = "operation cancelled: actual cost limit exceeded"
-            else:
-                out = c.program.eval(data=self._scope())
-                if out.type() == _error_type():
-                    err = runtime_error_text(str(out.value()))
-                else:
-                    self.values[name] = out.value()
-                    continue
-            self.errors[name] = f'composited variable "{name}" fails to evaluate: {err}'
+            err = self._ensure_one(name)
+            if first is None:
+                first = err
+        return first
+
+    def _ensure_one(self, name: str) -> Optional[str]:
+        if name in self.errors:
             return self.errors[name]
-        return None
+        if name in self.values or name not in self.definitions or name in self._active:
+            return None
+        c = self.definitions[name]
+        if c.error is not None:
+            self.errors[name] = f'composited variable "{name}" fails to compile: {c.error}'
+            return self.errors[name]
+        self._active.add(name)
+        try:
+            inner = self._ensure(c.variables)
+        finally:
+            self._active.discard(name)
+        cost = cel_cost.cost_of(c.ast, self._scope(), PER_CALL_LIMIT)
+        self.pending_cost += cost
+        if cost > PER_CALL_LIMIT:
+            err = "operation cancelled: actual cost limit exceeded"
+        else:
+            ok, value = _run(c, self._scope())
+            if ok:
+                self.values[name] = value
+                return None
+            if inner is not None:
+                self.errors[name] = inner
+                return inner
+            err = value
+        self.errors[name] = f'composited variable "{name}" fails to evaluate: {err}'
+        return self.errors[name]
 
     def evaluate(self, c: Compiled, remaining: int) -> tuple[Any, int]:
         """
@@ -266,19 +277,26 @@ class Context:
         if cost > remaining:
             raise BudgetExceeded(OUT_OF_BUDGET)
         remaining -= cost
-        if var_error is not None:
-            err = var_error
-        elif cost > PER_CALL_LIMIT:
+        if cost > PER_CALL_LIMIT:
             err = "operation cancelled: actual cost limit exceeded"
         else:
-            out = c.program.eval(data=scope)
-            if out.type() != _error_type():
-                return out.value(), remaining
-            err = runtime_error_text(str(out.value()))
+            ok, value = _run(c, scope)
+            if ok:
+                # a failed variable the evaluation did not reach (upstream's map is lazy)
+                return value, remaining
+            err = var_error if var_error is not None else value
         return EvalError(f"expression '{c.expression}' resulted in error: {err}"), remaining
 
 
-def _error_type() -> Any:
+def _run(c: Compiled, scope: dict) -> tuple[bool, Any]:
+    """Evaluate; C{(True, value)} or C{(False, cel-go's error text)}.  The runtime's own
+    limits (its comprehension iteration budget) surface as errors."""
     from cel_expr_python import cel
 
-    return cel.Type.ERROR
+    try:
+        out = c.program.eval(data=scope)
+    except RuntimeError as e:
+        return False, runtime_error_text(str(e))
+    if out.type() == cel.Type.ERROR:
+        return False, runtime_error_text(str(out.value()))
+    return True, out.value()

@@ -414,10 +414,9 @@ def new_plugin(ctx: Any) -> ValidatingAdmissionPolicy:
                 return store
         return None
 
-    find = getattr(ctx, "find_store", None)
-
     def param_stores(api_version: str, kind: str) -> Any:
         store = builtin_store(api_version, kind)
+        find = getattr(ctx, "find_store", None)  # set by the composition root after us
         if store is None and find is not None:
             store = find(api_version, kind)
         return store
