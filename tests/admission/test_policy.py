@@ -378,3 +378,43 @@ class CompilerTests(SynchronousTestCase):
                              "namespaceObject": None})
         self.assertEqual([(a.key, a.action, a.value) for a in result.audit_annotations],
                          [("replicas", "publish", "n=2"), ("none", "exclude", "")])
+
+
+class TypeCheckingTests(KubeTestCase):
+    """The status controller fills C{status.typeChecking} and C{observedGeneration}."""
+
+    def test_type_warnings(self) -> None:
+        """Upstream's e2e type-check case: two warnings, one per expression, naming the
+        kind and cel-go's overload error."""
+        policy = _policy("confused", [{
+            "expression": "object.spec.replicas > '1'",
+            "messageExpression": "'wants replicas > 1, got ' + object.spec.replicas"}])
+        self.request("POST", f"{ARG}/validatingadmissionpolicies", policy)
+        self.clock.advance(0)
+        _, got, _ = self.request("GET", f"{ARG}/validatingadmissionpolicies/confused")
+        self.assertEqual(got["status"]["observedGeneration"], 1)
+        warnings = got["status"]["typeChecking"]["expressionWarnings"]
+        self.assertEqual(warnings, [
+            {"fieldRef": "spec.validations[0].expression",
+             "warning": "apps/v1, Kind=Deployment: compilation failed: ERROR: <input>:1:22: "
+                        "found no matching overload for '_>_' applied to '(int, string)'\n"
+                        " | object.spec.replicas > '1'\n | .....................^\n"},
+            {"fieldRef": "spec.validations[0].messageExpression",
+             "warning": "apps/v1, Kind=Deployment: compilation failed: ERROR: <input>:1:28: "
+                        "found no matching overload for '_+_' applied to '(string, int)'\n"
+                        " | 'wants replicas > 1, got ' + object.spec.replicas\n"
+                        " | ...........................^\n"}])
+
+    def test_no_warnings(self) -> None:
+        """A well-typed policy gets an empty typeChecking; a spec change is checked again."""
+        self.request("POST", f"{ARG}/validatingadmissionpolicies",
+                     _policy("fine", [{"expression": "object.spec.replicas > 1"}]))
+        self.clock.advance(0)
+        _, got, _ = self.request("GET", f"{ARG}/validatingadmissionpolicies/fine")
+        self.assertEqual(got["status"], {"observedGeneration": 1, "typeChecking": {}})
+        got["spec"]["validations"][0]["expression"] = "object.metadata.name > 1"
+        self.request("PUT", f"{ARG}/validatingadmissionpolicies/fine", got)
+        self.clock.advance(0)
+        _, got, _ = self.request("GET", f"{ARG}/validatingadmissionpolicies/fine")
+        self.assertEqual(got["status"]["observedGeneration"], 2)
+        self.assertEqual(len(got["status"]["typeChecking"]["expressionWarnings"]), 1)
