@@ -374,6 +374,8 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     kube.admission_context.authorizer = authorizer
     kube.admission_context.find_store = lambda av, kind: _custom_resource_store(
         apiextensions, av, kind)
+    if kube.policy_status is not None:
+        kube.policy_status.checker.fallback = _custom_resource_schemas(apiextensions)
     aggregator = Aggregator(storage, clock, kube.server, kube.admission)
     # custom resources installed later use the same admission; their group-versions get
     # APIServices (upstream crdregistration)
@@ -513,6 +515,37 @@ def _custom_resource_store(apiextensions: Any, api_version: str, kind: str) -> A
                 and version in versions:
             return versions[version].store
     return None
+
+
+def _custom_resource_schemas(apiextensions: Any) -> tuple:
+    """C{(kinds, schemas)} resolvers over the served CRDs, for the type checking of
+    ValidatingAdmissionPolicies: C{(group, version, resource) -> [kind]} and
+    C{(group, version, kind) -> ({name: openAPIV3Schema}, name) or None}."""
+
+    def crds() -> list:
+        return [(c.get("spec") or {}) for c in apiextensions.crd_objects.values()]
+
+    def served(spec: dict, version: str) -> Any:
+        for v in spec.get("versions") or []:
+            if v.get("name") == version and v.get("served"):
+                return v
+        return None
+
+    def kinds(group: str, version: str, resource: str) -> list:
+        return [(s.get("names") or {}).get("kind") for s in crds()
+                if s.get("group") == group and (s.get("names") or {}).get("plural") == resource
+                and served(s, version) is not None]
+
+    def schemas(group: str, version: str, kind: str) -> Any:
+        for s in crds():
+            if s.get("group") == group and (s.get("names") or {}).get("kind") == kind:
+                v = served(s, version)
+                schema = ((v or {}).get("schema") or {}).get("openAPIV3Schema")
+                if schema is not None:
+                    return {kind: schema}, kind
+        return None
+
+    return kinds, schemas
 
 
 def _share_admission(server: Any, admission: Any) -> None:

@@ -418,3 +418,30 @@ class TypeCheckingTests(KubeTestCase):
         _, got, _ = self.request("GET", f"{ARG}/validatingadmissionpolicies/fine")
         self.assertEqual(got["status"]["observedGeneration"], 2)
         self.assertEqual(len(got["status"]["typeChecking"]["expressionWarnings"]), 1)
+
+    def test_custom_resource(self) -> None:
+        """Policies on custom resources are checked against the CRD's schema."""
+        crd = {
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "crontabs.stable.example.com"},
+            "spec": {"group": "stable.example.com", "scope": "Namespaced",
+                     "names": {"plural": "crontabs", "singular": "crontab",
+                               "kind": "CronTab", "listKind": "CronTabList"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {
+                                       "type": "object", "properties": {"spec": {
+                                           "type": "object", "properties": {
+                                               "replicas": {"type": "integer"}}}}}}}]}}
+        code, body, _ = self.request(
+            "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        self.assertEqual(code, 201, body)
+        self.clock.advance(1)
+        policy = _policy("crd", [{"expression": "object.spec.replicas > '1'"}])
+        policy["spec"]["matchConstraints"]["resourceRules"][0].update(
+            apiGroups=["stable.example.com"], resources=["crontabs"])
+        self.request("POST", f"{ARG}/validatingadmissionpolicies", policy)
+        self.clock.advance(0)
+        _, got, _ = self.request("GET", f"{ARG}/validatingadmissionpolicies/crd")
+        warnings = got["status"]["typeChecking"]["expressionWarnings"]
+        self.assertEqual([w["warning"].split(": ")[0] for w in warnings],
+                         ["stable.example.com/v1, Kind=CronTab"])

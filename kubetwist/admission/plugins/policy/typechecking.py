@@ -11,8 +11,8 @@ OpenAPI schema: the CEL runtime compiles with C{object} typed C{dyn}, so the typ
 operands the schema knows (C{object.spec.replicas} is C{int}, a constant C{'1'} a
 C{string}) are checked here by compiling each operator call with typed stand-ins and
 reporting the runtime's C{found no matching overload for '_>_' applied to '(int, string)'}
-at the operator's position, as cel-go's checker words it.  Unknown fields are not reported
-(upstream: C{undefined field}).
+at the operator's position, as cel-go's checker words it, and fields the schema does not
+have (C{undefined field 'x'}).
 """
 
 from __future__ import annotations
@@ -174,6 +174,12 @@ class _Checker:
             return scope.get(e.name)
         if k == "select":
             parent = self.walk(e.operand, scope)
+            if parent is not None and parent[0] == "object" and \
+                    e.name not in (parent[1].get("properties") or {}):
+                pos = self.ast.positions.get(e.id, 0)
+                self.issues.append((pos, _snippet(self.source, pos,
+                                                  f"undefined field '{e.name}'")))
+                return None
             if e.test_only:
                 return ("bool",)
             return self.schemas.field(parent, e.name)
@@ -221,6 +227,17 @@ class _Checker:
         return None
 
 
+def schemas_root(s: dict) -> dict:
+    """A resource's root schema as CEL types it (upstream C{WithTypeAndObjectMeta}):
+    C{apiVersion}, C{kind} and C{metadata} (C{name}, C{generateName}) when absent."""
+    props = dict(s.get("properties") or {})
+    props.setdefault("apiVersion", {"type": "string"})
+    props.setdefault("kind", {"type": "string"})
+    props.setdefault("metadata", {"type": "object", "properties": {
+        "name": {"type": "string"}, "generateName": {"type": "string"}}})
+    return {**s, "type": "object", "properties": props}
+
+
 def check_expression(expression: str, object_schema: Optional[tuple],
                      params_schema: Optional[tuple], has_params: bool) -> list[str]:
     """
@@ -241,8 +258,9 @@ def check_expression(expression: str, object_schema: Optional[tuple],
         if schema is None:
             continue
         components.update(schema[0])
+        root = schemas_root(schema[0][schema[1]])
         for n in names:
-            roots[n] = ("object", schema[0][schema[1]])
+            roots[n] = ("object", root)
     schemas = _Schemas(components)
     checker = _Checker(expression, schemas, roots, has_params, ast)
     checker.walk(ast.expr, roots)
@@ -258,8 +276,25 @@ class TypeChecker:
     """
 
     def __init__(self, kinds: KindResolver, schemas: SchemaResolver) -> None:
-        self.kinds = kinds
-        self.schemas = schemas
+        self._kinds = kinds
+        self._schemas = schemas
+        #: C{(KindResolver, SchemaResolver)} asked when the first pair knows nothing (the
+        #: custom resources, set by the composition root), or L{None}
+        self.fallback: Optional[tuple[KindResolver, SchemaResolver]] = None
+
+    def kinds(self, group: str, version: str, resource: str) -> list:
+        """The kinds of a resource (built-in first, then the fallback's)."""
+        found = self._kinds(group, version, resource)
+        if not found and self.fallback is not None:
+            found = self.fallback[0](group, version, resource)
+        return found
+
+    def schemas(self, group: str, version: str, kind: str) -> Optional[tuple]:
+        """C{(components, root name)} of a kind, or L{None}."""
+        found = self._schemas(group, version, kind)
+        if found is None and self.fallback is not None:
+            found = self.fallback[1](group, version, kind)
+        return found
 
     def types_to_check(self, policy: dict) -> list[tuple[str, str, str]]:
         """Upstream C{typesToCheck}: the GVKs of the rules without wildcards, sorted."""
