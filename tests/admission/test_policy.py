@@ -50,8 +50,8 @@ def _deployment(name: str, replicas: int, labels: Optional[dict] = None) -> dict
     }
 
 
-class PolicyServerTests(KubeTestCase):
-    """The plugin in the real server chain (default plugins)."""
+class _Helpers:
+    """Creating policies, bindings and Deployments through the server."""
 
     def install(self, policy: dict, *bindings: dict) -> None:
         code, body, _ = self.request("POST", f"{ARG}/validatingadmissionpolicies", policy)
@@ -62,6 +62,10 @@ class PolicyServerTests(KubeTestCase):
 
     def create(self, obj: dict, ns: str = "default") -> tuple[int, Any, Any]:
         return self.request("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", obj)
+
+
+class PolicyServerTests(_Helpers, KubeTestCase):
+    """The plugin in the real server chain (default plugins)."""
 
     def test_deny_message_expression(self) -> None:
         """A failed validation refuses with 422 Invalid, upstream's message (the
@@ -445,3 +449,33 @@ class TypeCheckingTests(KubeTestCase):
         warnings = got["status"]["typeChecking"]["expressionWarnings"]
         self.assertEqual([w["warning"].split(": ")[0] for w in warnings],
                          ["stable.example.com/v1, Kind=CronTab"])
+
+
+class AuthorizerLibraryTests(_Helpers, KubeTestCase):
+    """The CEL C{authorizer} library answers from the server's authorizer (RBAC here)."""
+
+    modes = ("RBAC",)
+
+    def test_checks(self) -> None:
+        """Resource and path checks for the requesting user and for a service account,
+        C{authorizer.requestResource}, and the decision's accessors."""
+        self.install(_policy("p", [
+            {"expression": "authorizer.group('apps').resource('deployments')"
+                           ".namespace('default').check('create').allowed()"},
+            {"expression": "authorizer.requestResource.check('create').allowed()"},
+            {"expression": "authorizer.path('/healthz').check('get').allowed()"},
+            {"expression": "!authorizer.serviceAccount('default', 'nobody').group('')"
+                           ".resource('secrets').check('get').allowed()"},
+            {"expression": "object.spec.replicas < 2 || authorizer.serviceAccount("
+                           "'default', 'nobody').group('').resource('secrets').name('s')"
+                           ".check('get').allowed()",
+             "message": "not allowed"},
+            {"expression": "!authorizer.serviceAccount('default', 'nobody').group('')"
+                           ".resource('secrets').check('get').errored()"}]),
+            _binding("b", "p"))
+        self.assertEqual(self.create(_deployment("one", 1))[0], 201)
+        code, body, _ = self.create(_deployment("two", 2))
+        self.assertEqual(code, 422)
+        self.assertEqual(body["details"]["causes"][0]["message"],
+                         "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: "
+                         "not allowed")

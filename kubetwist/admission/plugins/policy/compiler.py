@@ -71,24 +71,52 @@ def environment(has_params: bool, typed: Optional[dict] = None) -> Any:
     """
     from cel_expr_python import cel
 
-    from kubetwist.cel.library import ENV_CONFIG_YAML, FUNCTION_IMPLS
-
     key = (has_params,)
     with _env_lock:
         env = _envs.get(key) if typed is None else None
         if env is None:
-            dyn = cel.Type.DYN
+            T = cel.Type
+            dyn = T.DYN
             names = {n: dyn for n in ("object", "oldObject", "request", "namespaceObject")}
             if has_params:
                 names["params"] = dyn
-            names["variables"] = cel.Type.Map(cel.Type.STRING, dyn)
+            names["variables"] = T.Map(T.STRING, dyn)
+            names["authorizer"] = T.Map(T.BOOL, T.BYTES)
+            names["authorizer.requestResource"] = T.Map(T.UINT, T.List(T.BYTES))
             if typed:
                 names = dict(typed)
-            env = cel.NewEnv(config=cel.NewEnvConfigFromYaml(ENV_CONFIG_YAML),
-                             variables=names, function_impls=FUNCTION_IMPLS)
+            config, impls = _library()
+            env = cel.NewEnv(config=cel.NewEnvConfigFromYaml(config), variables=names,
+                             function_impls=impls)
             if typed is None:
                 _envs[key] = env
         return env
+
+
+_library_cache: list = []
+
+
+def _library() -> tuple[str, dict]:
+    """The shared library's environment configuration with the C{authorizer} functions of
+    L{kubetwist.admission.plugins.policy.authz} added, and the implementations."""
+    if not _library_cache:
+        import yaml
+
+        from kubetwist.admission.plugins.policy import authz
+        from kubetwist.cel.library import ENV_CONFIG_YAML, FUNCTION_IMPLS, _type_yaml
+
+        config = yaml.safe_load(ENV_CONFIG_YAML)
+        functions: dict[str, list] = {}
+        for name, oid, target, args, result, _ in authz.DECLARATIONS:
+            overload: dict = {"id": oid, "target": _type_yaml(target)}
+            if args:
+                overload["args"] = [_type_yaml(a) for a in args]
+            overload["return"] = _type_yaml(result)
+            functions.setdefault(name, []).append(overload)
+        config["functions"] += [{"name": n, "overloads": o} for n, o in functions.items()]
+        _library_cache.append((yaml.safe_dump(config, sort_keys=False),
+                               {**FUNCTION_IMPLS, **authz.IMPLS}))
+    return _library_cache[0]
 
 
 @dataclass

@@ -17,6 +17,12 @@ from typing import Any, Awaitable, Callable, Optional
 from zope.interface import implementer
 
 from kubetwist.admission.interfaces import OPERATIONS, Attributes, IValidationInterface
+from kubetwist.admission.plugins.policy.authz import (
+    MAX_ROUNDS,
+    AuthzRun,
+    authorizer_value,
+    request_resource_value,
+)
 from kubetwist.admission.plugins.policy.matching import Equivalents, Match, matches
 from kubetwist.admission.plugins.policy.validator import ADMIT, PolicyValidator
 from kubetwist.apimachinery.selectors import label_selector_from_dict
@@ -117,6 +123,8 @@ class ValidatingAdmissionPolicy:
     @param list_items: C{async store -> [object]} (the params selected by a label selector).
     @param clock: C{IReactorTime} (informer relists).
     @param equivalents: see L{Equivalents <kubetwist.admission.plugins.policy.matching>}.
+    @param authorizer: C{() -> IAuthorizer or None}, read at request time (the CEL
+        C{authorizer} library).
     """
 
     name = PLUGIN_NAME
@@ -124,7 +132,9 @@ class ValidatingAdmissionPolicy:
     def __init__(self, policies: Any, bindings: Any,
                  get_namespace: Callable[[str], Awaitable[Optional[dict]]],
                  param_stores: Optional[ParamStores], list_items: Any, clock: Any,
-                 equivalents: Optional[Equivalents] = None) -> None:
+                 equivalents: Optional[Equivalents] = None,
+                 authorizer: Optional[Callable[[], Any]] = None) -> None:
+        self.authorizer = authorizer
         self.get_namespace = get_namespace
         self.param_stores = param_stores
         self.list_items = list_items
@@ -257,7 +267,7 @@ class ValidatingAdmissionPolicy:
                 ns_object = _namespace_object(await namespace(ns_name)) if ns_name else None
                 data = self._data(a, match, ns_object)
                 for param in params:
-                    result = hook.validator.validate(dict(data, params=param))
+                    result = await self._validate(hook.validator, dict(data, params=param))
                     self._record(result, policy, binding, a, denied, failures, collector)
             for key, values in collector.items():
                 a.add_annotation(f"{policy['metadata'].get('name', '')}/{key}",
@@ -269,13 +279,28 @@ class ValidatingAdmissionPolicy:
         if denied:
             raise self._denial(a, *denied[0])
 
+    async def _validate(self, validator: PolicyValidator, data: dict) -> Any:
+        """Evaluate, asking the authorizer for the checks the expressions make (see
+        L{AuthzRun})."""
+        run = AuthzRun(self.authorizer() if self.authorizer is not None else None)
+        result = None
+        for _ in range(MAX_ROUNDS):
+            with run.active():
+                result = validator.validate(data)
+            if not await run.resolve():
+                break
+        return result
+
     @staticmethod
     def _data(a: Attributes, match: Match, ns_object: Optional[dict]) -> dict:
         obj, old = a.object, a.old_object
         if a.operation == "DELETE":
             obj, old = None, a.old_object if a.old_object is not None else a.object
         return {"object": obj, "oldObject": old, "request": admission_request(a, match),
-                "namespaceObject": ns_object}
+                "namespaceObject": ns_object, "authorizer": authorizer_value(a.user),
+                "authorizer.requestResource": request_resource_value(
+                    a.user, match.resource.group, match.resource.resource, a.subresource,
+                    a.namespace, a.name)}
 
     @staticmethod
     def _record(result: Any, policy: dict, binding: dict, a: Attributes, denied: list,
@@ -424,7 +449,8 @@ def new_plugin(ctx: Any) -> ValidatingAdmissionPolicy:
     plugin = ValidatingAdmissionPolicy(
         ctx.stores[(group, "validatingadmissionpolicies")],
         ctx.stores[(group, "validatingadmissionpolicybindings")],
-        get_namespace, param_stores, ctx.list_items, ctx.clock)
+        get_namespace, param_stores, ctx.list_items, ctx.clock,
+        authorizer=lambda: ctx.authorizer)
     if ctx.add_post_start_hook is not None:
         ctx.add_post_start_hook("validating-admission-policy", plugin.start)
     return plugin
