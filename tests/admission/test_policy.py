@@ -479,3 +479,15 @@ class AuthorizerLibraryTests(_Helpers, KubeTestCase):
         self.assertEqual(body["details"]["causes"][0]["message"],
                          "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: "
                          "not allowed")
+
+    def test_structured_variable(self) -> None:
+        """A variable holding a map or list is usable by other expressions."""
+        v = PolicyValidator({
+            "variables": [{"name": "labels", "expression":
+                           "has(object.metadata.labels) ? object.metadata.labels : {}"},
+                          {"name": "names", "expression": "[object.metadata.labels]"}],
+            "validations": [{"expression": "!('deny' in variables.labels)"},
+                            {"expression": "variables.names[0].app == 'web'"}]})
+        result = v.validate({"object": {"metadata": {"labels": {"app": "web"}}},
+                             "oldObject": None, "request": {}, "namespaceObject": None})
+        self.assertEqual([d.action for d in result.decisions], ["Admit", "Admit"])

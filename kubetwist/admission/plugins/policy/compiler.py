@@ -327,4 +327,4 @@ def _run(c: Compiled, scope: dict) -> tuple[bool, Any]:
         return False, runtime_error_text(str(e))
     if out.type() == cel.Type.ERROR:
         return False, runtime_error_text(str(out.value()))
-    return True, out.value()
+    return True, out.plain_value()  # plain Python values all the way down (variables)
