@@ -116,8 +116,9 @@ class _Hook:
 @implementer(IValidationInterface)
 class ValidatingAdmissionPolicy:
     """
-    @param policies: the C{validatingadmissionpolicies} store (C{storage}, C{prefix}).
-    @param bindings: the C{validatingadmissionpolicybindings} store.
+    @param policies: the C{validatingadmissionpolicies} store (C{storage}, C{prefix}), or
+        L{None} when the group is not served (the plugin then admits everything).
+    @param bindings: the C{validatingadmissionpolicybindings} store, or L{None}.
     @param get_namespace: C{async name -> Namespace or None}.
     @param param_stores: see L{ParamStores}; L{None}: only built-in kinds of C{stores}.
     @param list_items: C{async store -> [object]} (the params selected by a label selector).
@@ -142,20 +143,28 @@ class ValidatingAdmissionPolicy:
         self._dirty = True
         self._hooks: list[_Hook] = []
         self._validators: dict[str, tuple[Any, PolicyValidator]] = {}
-        self.policies = Informer(policies.storage, clock, policies.prefix(""), self._changed)
-        self.bindings = Informer(bindings.storage, clock, bindings.prefix(""), self._changed)
+        self.policies = self.bindings = None
+        if policies is not None and bindings is not None:
+            self.policies = Informer(policies.storage, clock, policies.prefix(""),
+                                     self._changed)
+            self.bindings = Informer(bindings.storage, clock, bindings.prefix(""),
+                                     self._changed)
 
     # --- following the configuration ------------------------------------------------------------
     def start(self) -> Any:
         """Start both informers (the post-start hook); a Deferred of their first lists."""
-        from twisted.internet.defer import gatherResults
+        from twisted.internet.defer import gatherResults, succeed
 
+        if self.policies is None:
+            return succeed(None)
         self.policies.start()
         self.bindings.start()
         return gatherResults([self.policies.wait_synced(), self.bindings.wait_synced()])
 
     def stop(self) -> None:
         """Stop following policies and bindings."""
+        if self.policies is None:
+            return
         self.policies.stop()
         self.bindings.stop()
 
@@ -204,6 +213,8 @@ class ValidatingAdmissionPolicy:
             unless it names another) and the message as a cause; 404 NotFound for a
             namespace selector on a missing namespace.
         """
+        if self.policies is None:
+            return
         if not self.policies.started:
             await self.start()
         hooks = self.hooks()
@@ -447,8 +458,8 @@ def new_plugin(ctx: Any) -> ValidatingAdmissionPolicy:
         return store
 
     plugin = ValidatingAdmissionPolicy(
-        ctx.stores[(group, "validatingadmissionpolicies")],
-        ctx.stores[(group, "validatingadmissionpolicybindings")],
+        ctx.stores.get((group, "validatingadmissionpolicies")),
+        ctx.stores.get((group, "validatingadmissionpolicybindings")),
         get_namespace, param_stores, ctx.list_items, ctx.clock,
         authorizer=lambda: ctx.authorizer)
     if ctx.add_post_start_hook is not None:
