@@ -382,6 +382,8 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     apiextensions.set_admission(kube.admission)
     apiextensions.apiservice_sync = aggregator.sync_crd_apiservices
     front = aggregator.server
+    kube.admission_context.equivalents = lambda group, resource: _served_versions(
+        front, group, resource)
     front.install_discovery_routes(lambda: server_address)
     install_health_routes(front, version_info)
     install_openapi(front, version_info["gitVersion"])
@@ -515,6 +517,18 @@ def _custom_resource_store(apiextensions: Any, api_version: str, kind: str) -> A
                 and version in versions:
             return versions[version].store
     return None
+
+
+def _served_versions(front: Any, group: str, resource: str) -> list:
+    """C{[(version, kind)]} of every served version of C{group}/C{resource}, built-in and
+    custom (admission policies' C{matchPolicy: Equivalent})."""
+    out = []
+    for server in front.chain():
+        for agv in list(server.group_versions.values()):
+            res = agv.resources.get(resource) if agv.group == group else None
+            if res is not None:
+                out.append((agv.version, res.spec.kind))
+    return out
 
 
 def _custom_resource_schemas(apiextensions: Any) -> tuple:

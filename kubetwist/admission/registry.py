@@ -122,6 +122,9 @@ class PluginContext:
     #: C{(apiVersion, kind) -> store or None}: the store of any served kind, custom
     #: resources included (policy params); set by the composition root
     find_store: Optional[Callable[[str, str], Any]] = None
+    #: C{(group, resource) -> [(version, kind)]}: every served version of a resource
+    #: (C{matchPolicy: Equivalent}); set by the composition root
+    equivalents: Optional[Callable[[str, str], Any]] = None
 
     def config(self, name: str) -> Optional[Any]:
         """The configuration of plugin C{name} (see C{configs}), or L{None}."""

@@ -275,6 +275,28 @@ class PolicyServerTests(_Helpers, KubeTestCase):
         code, _, _ = self.request("DELETE", "/apis/apps/v1/namespaces/default/deployments/small")
         self.assertEqual(code, 200)
 
+    def test_equivalent_version(self) -> None:
+        """matchPolicy Equivalent: a rule on autoscaling/v1 catches a create through
+        autoscaling/v2, with C{request.kind} the matched version; Exact does not."""
+        hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+               "metadata": {"name": "h"},
+               "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                           "name": "web"},
+                        "minReplicas": 1, "maxReplicas": 3}}
+        policy = _policy("p", [{"expression": "false", "messageExpression":
+                                "request.kind.version + ' ' + request.requestKind.version"}])
+        policy["spec"]["matchConstraints"]["resourceRules"][0].update(
+            apiGroups=["autoscaling"], resources=["horizontalpodautoscalers"])
+        self.install(policy, _binding("b", "p"))
+        path = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
+        code, body, _ = self.request("POST", path, hpa)
+        self.assertEqual((code, body["details"]["causes"][0]["message"][-5:]),
+                         (422, "v1 v2"))
+        _, current, _ = self.request("GET", f"{ARG}/validatingadmissionpolicies/p")
+        current["spec"]["matchConstraints"]["matchPolicy"] = "Exact"
+        self.request("PUT", f"{ARG}/validatingadmissionpolicies/p", current)
+        self.assertEqual(self.request("POST", path, hpa)[0], 201)
+
 
 def _attrs(operation: str = "CREATE", resource: str = "deployments", subresource: str = "",
            namespace: str = "default", name: str = "web", obj: Optional[dict] = None,

@@ -461,6 +461,8 @@ def new_plugin(ctx: Any) -> ValidatingAdmissionPolicy:
         ctx.stores.get((group, "validatingadmissionpolicies")),
         ctx.stores.get((group, "validatingadmissionpolicybindings")),
         get_namespace, param_stores, ctx.list_items, ctx.clock,
+        equivalents=lambda group, resource: (
+            ctx.equivalents(group, resource) if ctx.equivalents is not None else []),
         authorizer=lambda: ctx.authorizer)
     if ctx.add_post_start_hook is not None:
         ctx.add_post_start_hook("validating-admission-policy", plugin.start)
