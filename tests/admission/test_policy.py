@@ -513,3 +513,33 @@ class AuthorizerLibraryTests(_Helpers, KubeTestCase):
         result = v.validate({"object": {"metadata": {"labels": {"app": "web"}}},
                              "oldObject": None, "request": {}, "namespaceObject": None})
         self.assertEqual([d.action for d in result.decisions], ["Admit", "Admit"])
+
+
+class AuditTests(_Helpers, KubeTestCase):
+    """Audit annotations the plugin records on the request's attributes."""
+
+    def validate(self, obj: dict) -> Attributes:
+        from twisted.internet.defer import ensureDeferred
+
+        from kubetwist.admission.plugins.policy.plugin import ValidatingAdmissionPolicy
+
+        plugin = next(p for p in self.kube.admission.plugins
+                      if isinstance(p, ValidatingAdmissionPolicy))
+        a = _attrs(obj=obj, name=obj["metadata"]["name"])
+        self.successResultOf(ensureDeferred(plugin.validate(a)))
+        return a
+
+    def test_audit_action_and_annotations(self) -> None:
+        """Audit records upstream's validation_failure JSON; auditAnnotations are published
+        as <policy>/<key>."""
+        policy = _policy("p", [{"expression": "object.spec.replicas < 2",
+                                "message": "a <b> & c"}],
+                         auditAnnotations=[{"key": "replicas", "valueExpression":
+                                            "'n=' + string(object.spec.replicas)"}])
+        self.install(policy, _binding("b", "p", ("Audit",)))
+        a = self.validate(_deployment("web", 3))
+        self.assertEqual(a.annotations, {
+            "p/replicas": "n=3",
+            "validation.policy.admission.k8s.io/validation_failure":
+                '[{"message":"a \\u003cb\\u003e \\u0026 c","policy":"p","binding":"b",'
+                '"expressionIndex":0,"validationActions":["Audit"]}]'})

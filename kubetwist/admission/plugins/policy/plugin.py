@@ -55,6 +55,12 @@ def _go_param_kind(pk: dict) -> str:
     return f"&ParamKind{{APIVersion:{pk.get('apiVersion', '')},Kind:{pk.get('kind', '')},}}"
 
 
+def _go_json(value: Any) -> str:
+    """Go's C{json.Marshal}: compact, UTF-8 kept, C{<}, C{>} and C{&} escaped."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def _gvk_string(pk: dict) -> str:
     """Upstream C{GroupVersionKind.String()} of a C{paramKind}: C{/v1, Kind=ConfigMap}."""
     group, _, version = (pk.get("apiVersion") or "").rpartition("/")
@@ -285,8 +291,7 @@ class ValidatingAdmissionPolicy:
                                  values[0] if len(values) == 1 else ", ".join(values))
         if failures:
             a.add_annotation(VALIDATION_FAILURE_ANNOTATION,
-                             json.dumps(failures[:MAX_VALIDATION_FAILURES],
-                                        separators=(",", ":")))
+                             _go_json(failures[:MAX_VALIDATION_FAILURES]))
         if denied:
             raise self._denial(a, *denied[0])
 
