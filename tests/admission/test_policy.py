@@ -218,9 +218,20 @@ class PolicyServerTests(_Helpers, KubeTestCase):
     def test_compile_error(self) -> None:
         """An expression that does not compile refuses every matching request under Fail,
         with upstream's compile error text."""
-        policy = _policy("p", [{"expression": "object.spec.replicas > 1"}])
-        self.install(policy, _binding("b", "p"))
-        # stored objects are validated; a broken expression can only come from storage
+        # the create-time validation does not compile authorizer expressions: stored, it
+        # fails at evaluation
+        self.install(_policy("p", [{"expression": "authorizer.nonexistent('x')"}]),
+                     _binding("b", "p"))
+        code, body, _ = self.create(_deployment("web", 1))
+        self.assertEqual(code, 422)
+        self.assertEqual(body["details"]["causes"][0]["message"].split("\n")[0],
+                         "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: "
+                         "compilation error: compilation failed: ERROR: <input>:1:23: "
+                         "undeclared reference to 'nonexistent' (in container '')")
+        _, current, _ = self.request("GET", f"{ARG}/validatingadmissionpolicies/p")
+        current["spec"]["failurePolicy"] = "Ignore"
+        self.request("PUT", f"{ARG}/validatingadmissionpolicies/p", current)
+        self.assertEqual(self.create(_deployment("web", 1))[0], 201)
         broken = PolicyValidator({"validations": [{"expression": "object.spec.replicas >"}]})
         result = broken.validate({"object": {}, "oldObject": None, "request": {},
                                   "namespaceObject": None})
