@@ -66,14 +66,16 @@ def environment(has_params: bool, typed: Optional[dict] = None) -> Any:
     The CEL environment of admission expressions (cached): the Kubernetes library of
     L{kubetwist.cel.library} with the admission variables.
 
-    @param typed: C{{name: cel.Type}} of extra or overriding declarations (type checking
-        probes); not cached.
+    @param typed: C{{name: cel.Type}} declared instead of the admission variables (type
+        checking probes).
     """
     from cel_expr_python import cel
 
-    key = (has_params,)
+    key: tuple = (has_params,)
+    if typed is not None:
+        key = tuple(sorted((n, str(t)) for n, t in typed.items()))
     with _env_lock:
-        env = _envs.get(key) if typed is None else None
+        env = _envs.get(key)
         if env is None:
             T = cel.Type
             dyn = T.DYN
@@ -88,8 +90,7 @@ def environment(has_params: bool, typed: Optional[dict] = None) -> Any:
             config, impls = _library()
             env = cel.NewEnv(config=cel.NewEnvConfigFromYaml(config), variables=names,
                              function_impls=impls)
-            if typed is None:
-                _envs[key] = env
+            _envs[key] = env
         return env
 
 
