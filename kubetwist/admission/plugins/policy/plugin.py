@@ -216,13 +216,15 @@ class ValidatingAdmissionPolicy:
         @raise StatusError: the first denial: upstream's C{admission.NewForbidden} message
             C{<resource> "<name>" is forbidden: ValidatingAdmissionPolicy 'p' with binding
             'b' denied request: <message>} with the validation's reason (C{Invalid}, 422,
-            unless it names another) and the message as a cause; 404 NotFound for a
-            namespace selector on a missing namespace.
+            unless it names another) and the message as a cause.  Configuration errors
+            (a param kind not served, no param with C{parameterNotFoundAction: Deny}, a
+            namespace that cannot be read) refuse in the same form under C{failurePolicy:
+            Fail} (C{failed to configure binding: ...}).
         """
         if self.policies is None:
             return
-        if not self.policies.started:
-            await self.start()
+        if not (self.policies.synced and self.bindings.synced):
+            await self.start()  # the first lists (a request before the post-start hook ran)
         hooks = self.hooks()
         if not hooks:
             return
