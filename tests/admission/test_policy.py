@@ -129,6 +129,38 @@ class PolicyServerTests(_Helpers, KubeTestCase):
             "binding 'b' denied request: failed to configure binding: no params found for "
             "policy binding with `Deny` parameterNotFoundAction"))
 
+    def test_custom_resource_param(self) -> None:
+        """A custom resource as the param (cluster-scoped, by name)."""
+        crd = {
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "limits.example.com"},
+            "spec": {"group": "example.com", "scope": "Cluster",
+                     "names": {"plural": "limits", "singular": "limit", "kind": "Limit",
+                               "listKind": "LimitList"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {
+                                       "type": "object", "properties": {
+                                           "max": {"type": "integer"}}}}}]}}
+        code, body, _ = self.request(
+            "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        self.assertEqual(code, 201, body)
+        self.clock.advance(1)
+        code, body, _ = self.request("POST", "/apis/example.com/v1/limits", {
+            "apiVersion": "example.com/v1", "kind": "Limit", "metadata": {"name": "small"},
+            "max": 1})
+        self.assertEqual(code, 201, body)
+        self.install(
+            _policy("p", [{"expression": "object.spec.replicas <= params.max",
+                           "messageExpression": "'limit ' + params.kind + ' ' + "
+                                                "string(params.max)"}],
+                    paramKind={"apiVersion": "example.com/v1", "kind": "Limit"}),
+            _binding("b", "p", paramRef={"name": "small",
+                                         "parameterNotFoundAction": "Deny"}))
+        code, body, _ = self.create(_deployment("two", 2))
+        self.assertEqual((code, body["details"]["causes"][0]["message"][-13:]),
+                         (422, "limit Limit 1"))
+        self.assertEqual(self.create(_deployment("one", 1))[0], 201)
+
     def test_param_selector_and_allow(self) -> None:
         """Params chosen by a label selector are each evaluated; none found with Allow
         admits."""
