@@ -250,19 +250,31 @@ class PolicyServerTests(_Helpers, KubeTestCase):
     def test_compile_error(self) -> None:
         """An expression that does not compile refuses every matching request under Fail,
         with upstream's compile error text."""
-        # the create-time validation does not compile authorizer expressions: stored, it
-        # fails at evaluation
-        self.install(_policy("p", [{"expression": "authorizer.nonexistent('x')"}]),
-                     _binding("b", "p"))
+        # the API refuses such a policy; one written straight into storage (or stored by an
+        # older server) fails at evaluation
+        self.install(_policy("p", [{"expression": "true"}]), _binding("b", "p"))
+        store = self.kube.stores[("admissionregistration.k8s.io",
+                                  "validatingadmissionpolicies")]
+
+        def breaks(current: dict) -> dict:
+            current["spec"]["validations"][0]["expression"] = "authorizer.nonexistent('x')"
+            current["metadata"]["generation"] += 1
+            return current
+
+        self.successResultOf(store.storage.guaranteed_update(store.key("", "p"), breaks))
         code, body, _ = self.create(_deployment("web", 1))
         self.assertEqual(code, 422)
         self.assertEqual(body["details"]["causes"][0]["message"].split("\n")[0],
                          "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: "
                          "compilation error: compilation failed: ERROR: <input>:1:23: "
                          "undeclared reference to 'nonexistent' (in container '')")
-        _, current, _ = self.request("GET", f"{ARG}/validatingadmissionpolicies/p")
-        current["spec"]["failurePolicy"] = "Ignore"
-        self.request("PUT", f"{ARG}/validatingadmissionpolicies/p", current)
+
+        def ignores(current: dict) -> dict:
+            current["spec"]["failurePolicy"] = "Ignore"
+            current["metadata"]["generation"] += 1
+            return current
+
+        self.successResultOf(store.storage.guaranteed_update(store.key("", "p"), ignores))
         self.assertEqual(self.create(_deployment("web", 1))[0], 201)
         broken = PolicyValidator({"validations": [{"expression": "object.spec.replicas >"}]})
         result = broken.validate({"object": {}, "oldObject": None, "request": {},
@@ -271,6 +283,18 @@ class PolicyServerTests(_Helpers, KubeTestCase):
         self.assertTrue(result.decisions[0].message.startswith(
             "compilation error: compilation failed: ERROR: <input>:1:23: Syntax error:"),
             result.decisions[0].message)
+
+    def test_authorizer_expressions_validated(self) -> None:
+        """Policies using the authorizer library are compiled at creation: a valid one is
+        stored, an unknown function refused (422)."""
+        ok = _policy("ok", [{"expression": "authorizer.group('').resource('pods')"
+                                           ".check('get').allowed()"}])
+        self.assertEqual(self.request("POST", f"{ARG}/validatingadmissionpolicies", ok)[0],
+                         201)
+        bad = _policy("bad", [{"expression": "authorizer.nonexistent('x')"}])
+        code, body, _ = self.request("POST", f"{ARG}/validatingadmissionpolicies", bad)
+        self.assertEqual((code, body["details"]["causes"][0]["field"]),
+                         (422, "spec.validations[0].expression"))
 
     def test_policy_change_takes_effect(self) -> None:
         """A binding deleted or a policy changed applies to the next request (the watch)."""
