@@ -400,12 +400,18 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     _install_review_groups(kube.server, clock, authenticator, authorizer, service_account_tokens)
     _install_rbac_escalation_check(kube.admission, storage, clock, authorizer)
     kube.admission_context.authorizer = authorizer
+    kube.admission_context.find_store = lambda av, kind: _custom_resource_store(
+        apiextensions, av, kind)
+    if kube.policy_status is not None:
+        kube.policy_status.checker.fallback = _custom_resource_schemas(apiextensions)
     aggregator = Aggregator(storage, clock, kube.server, kube.admission)
     # custom resources installed later use the same admission; their group-versions get
     # APIServices (upstream crdregistration)
     apiextensions.set_admission(kube.admission)
     apiextensions.apiservice_sync = aggregator.sync_crd_apiservices
     front = aggregator.server
+    kube.admission_context.equivalents = lambda group, resource: _served_versions(
+        front, group, resource)
     front.install_discovery_routes(lambda: server_address)
     install_health_routes(front, version_info)
     install_openapi(front, version_info["gitVersion"])
@@ -538,6 +544,61 @@ def host_address() -> str:
     except OSError:
         pass
     return "127.0.0.1"
+
+
+def _custom_resource_store(apiextensions: Any, api_version: str, kind: str) -> Any:
+    """The store of the served custom resource of C{kind} in C{api_version}'s group (the
+    params of admission policies), or L{None}."""
+    group, _, version = api_version.rpartition("/")
+    for name, versions in apiextensions.served.items():
+        spec = (apiextensions.crd_objects.get(name) or {}).get("spec") or {}
+        if spec.get("group") == group and (spec.get("names") or {}).get("kind") == kind \
+                and version in versions:
+            return versions[version].store
+    return None
+
+
+def _served_versions(front: Any, group: str, resource: str) -> list:
+    """C{[(version, kind)]} of every served version of C{group}/C{resource}, built-in and
+    custom (admission policies' C{matchPolicy: Equivalent})."""
+    out = []
+    for server in front.chain():
+        for agv in list(server.group_versions.values()):
+            res = agv.resources.get(resource) if agv.group == group else None
+            if res is not None:
+                out.append((agv.version, res.spec.kind))
+    return out
+
+
+def _custom_resource_schemas(apiextensions: Any) -> tuple:
+    """C{(kinds, schemas)} resolvers over the served CRDs, for the type checking of
+    ValidatingAdmissionPolicies: C{(group, version, resource) -> [kind]} and
+    C{(group, version, kind) -> ({name: openAPIV3Schema}, name) or None}."""
+
+    def crds() -> list:
+        return [(c.get("spec") or {}) for c in apiextensions.crd_objects.values()]
+
+    def served(spec: dict, version: str) -> Any:
+        for v in spec.get("versions") or []:
+            if v.get("name") == version and v.get("served"):
+                return v
+        return None
+
+    def kinds(group: str, version: str, resource: str) -> list:
+        return [(s.get("names") or {}).get("kind") for s in crds()
+                if s.get("group") == group and (s.get("names") or {}).get("plural") == resource
+                and served(s, version) is not None]
+
+    def schemas(group: str, version: str, kind: str) -> Any:
+        for s in crds():
+            if s.get("group") == group and (s.get("names") or {}).get("kind") == kind:
+                v = served(s, version)
+                schema = ((v or {}).get("schema") or {}).get("openAPIV3Schema")
+                if schema is not None:
+                    return {kind: schema}, kind
+        return None
+
+    return kinds, schemas
 
 
 def _share_admission(server: Any, admission: Any) -> None:

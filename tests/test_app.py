@@ -42,7 +42,8 @@ class AssembleTests(KubeTestCase):
         default admission plugins that kubetwist has built."""
         self.assertIsInstance(self.chain, HandlerChain)
         self.assertEqual([p.name for p in self.kube.admission.plugins], [
-            "NamespaceLifecycle", "ServiceAccount", "Priority", "DefaultTolerationSeconds"])
+            "NamespaceLifecycle", "ServiceAccount", "Priority", "DefaultTolerationSeconds",
+            "ValidatingAdmissionPolicy"])
 
 
 class EmbeddedStoreTests(TestCase):

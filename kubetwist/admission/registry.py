@@ -21,6 +21,9 @@ from kubetwist.admission.plugins.always import AlwaysAdmit, AlwaysDeny
 from kubetwist.admission.plugins.defaulttolerationseconds import DefaultTolerationSeconds
 from kubetwist.admission.plugins.namespacelifecycle import NamespaceLifecycle
 from kubetwist.admission.plugins.podsecurity import PodSecurity
+from kubetwist.admission.plugins.policy.plugin import (
+    new_plugin as new_validating_admission_policy,
+)
 from kubetwist.admission.plugins.priority import Priority
 from kubetwist.admission.plugins.serviceaccount import ServiceAccount
 
@@ -120,6 +123,12 @@ class PluginContext:
     #: C{() -> {prefix: APIGroupVersion}} of the whole server chain (equivalent resources,
     #: conversion and defaulting for webhooks' C{matchPolicy: Equivalent}), or L{None}
     group_versions: Optional[Callable[[], Mapping[str, Any]]] = None
+    #: C{(apiVersion, kind) -> store or None}: the store of any served kind, custom
+    #: resources included (policy params); set by the composition root
+    find_store: Optional[Callable[[str, str], Any]] = None
+    #: C{(group, resource) -> [(version, kind)]}: every served version of a resource
+    #: (C{matchPolicy: Equivalent}); set by the composition root
+    equivalents: Optional[Callable[[str, str], Any]] = None
 
     def config(self, name: str) -> Optional[Any]:
         """The configuration of plugin C{name} (see C{configs}), or L{None}."""
@@ -157,6 +166,7 @@ PLUGINS.update({
         ("", "namespaces")), ctx.lister("", "pods")),
     "MutatingAdmissionWebhook": lambda ctx: _webhook().new_mutating(ctx),
     "ValidatingAdmissionWebhook": lambda ctx: _webhook().new_validating(ctx),
+    "ValidatingAdmissionPolicy": lambda ctx: new_validating_admission_policy(ctx),
 })
 
 

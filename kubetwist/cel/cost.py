@@ -316,6 +316,8 @@ def _call_cost(fn: str, args: list, target: Any) -> int:
         return _ceil(s0 * 2 * _TRAVERSAL)
     if fn in ("containsIP", "containsCIDR"):
         return _ceil(2 * s0 * _TRAVERSAL) + 1
+    if fn == "check":  # an authorization check (admission policies' authorizer library)
+        return 350000
     return 1
 
 

@@ -86,6 +86,32 @@ async def _list_items(store: Any) -> list[dict]:
     return list(listed.get("items") or [])
 
 
+def _policy_status_controller(server: Any, stores: dict, clock: Any) -> Any:
+    """The ValidatingAdmissionPolicy status controller (kube-controller-manager's
+    C{validatingadmissionpolicy-status-controller}) over the built-in kinds' schemas."""
+    from kubetwist.admission.plugins.policy.typechecking import StatusController, TypeChecker
+    from kubetwist.server.openapi_types import kind_schemas
+
+    def kinds(group: str, version: str, resource: str) -> list:
+        return [st.spec.kind for st in stores.values() if (st.spec.group, st.spec.version,
+                                                             st.spec.resource) ==
+                (group, version, resource)]
+
+    def schemas(group: str, version: str, kind: str) -> Any:
+        components = kind_schemas(group, version, kind)
+        if components is None:
+            return None
+        return components, next(k for k, v in components.items()
+                                if "x-kubernetes-group-version-kind" in v)
+
+    policies = stores.get(("admissionregistration.k8s.io", "validatingadmissionpolicies"))
+    if policies is None:
+        return None
+    controller = StatusController(policies, TypeChecker(kinds, schemas), clock)
+    server.add_post_start_hook("validatingadmissionpolicy-status-controller", controller.start)
+    return controller
+
+
 def core_group_infos() -> list[APIGroupInfo]:
     """The built-in group-versions kube-apiserver installs (those kubetwist has so far)."""
     from kubetwist.apis.admissionregistration import register as admissionregistration
@@ -204,6 +230,7 @@ class KubeAPIServer:
             group_versions=self.server.all_group_versions)
         self.admission.plugins.extend(admission_registry.new_plugins(
             names, self.admission_context))
+        self.policy_status = _policy_status_controller(self.server, self.stores, clock)
         # not a plugin: hands the requesting user to the CSR strategy's PrepareForCreate
         self.admission.internal.append(CSRRequestor())
         self.ips = IPAllocator(storage, config.service_cidr)

@@ -97,7 +97,7 @@ class OrderTests(SynchronousTestCase):
         self.assertEqual([p.name for p in plugins], [
             "NamespaceLifecycle", "ServiceAccount", "PodSecurity", "Priority",
             "DefaultTolerationSeconds", "MutatingAdmissionWebhook",
-            "ValidatingAdmissionWebhook"])
+            "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook"])
         self.assertIn("MutatingAdmissionPolicy", registry.not_implemented(names))
         self.assertNotIn("Priority", registry.not_implemented(names))
 
@@ -109,7 +109,7 @@ class PluginShapeTests(SynchronousTestCase):
         """Each plugin is an IAdmissionPlugin and mutating and/or validating, as upstream."""
         ctx = registry.PluginContext({("", "namespaces"): _Store({})})
         built = registry.new_plugins(registry.ALL_ORDERED_PLUGINS, ctx)
-        self.assertEqual(len(built), 9)
+        self.assertEqual(len(built), 10)
         for p in built:
             self.assertTrue(verifyObject(IAdmissionPlugin, p))
             kinds = [i for i in (IMutationInterface, IValidationInterface) if i.providedBy(p)]

@@ -12,9 +12,9 @@ C{namespaceObject} (and C{params}, C{variables} when the policy has them) declar
 syntax errors, unknown functions and undeclared variables are refused as upstream does
 (C{compilation failed: ERROR: <input>:L:C: ...}), and expressions whose type is known to
 be wrong (C{must evaluate to bool but got int}).  Differences: cel-go types C{request} and
-C{namespaceObject}, so it also refuses unknown fields of those; expressions using the
-C{authorizer} library are not compiled (the runtime has no authorizer functions); cost
-limits are not estimated.
+C{namespaceObject}, so it also refuses unknown fields of those; cost limits are not
+estimated.  The environment is the admission plugin's
+(L{kubetwist.admission.plugins.policy.compiler}), C{authorizer} library included.
 """
 
 from __future__ import annotations
@@ -255,20 +255,22 @@ def _go_type_name(runtime_name: str) -> str:
 def _env(has_params: bool, has_variables: bool) -> Any:
     from cel_expr_python import cel
 
-    from kubetwist.cel.library import ENV_CONFIG_YAML, FUNCTION_IMPLS
+    from kubetwist.admission.plugins.policy.compiler import environment
 
     key = (has_params, has_variables)
     with _env_lock:
         env = _envs.get(key)
         if env is None:
-            dyn = cel.Type.DYN
-            names = ["object", "oldObject", "request", "namespaceObject"]
+            T = cel.Type
+            names = {n: T.DYN for n in ("object", "oldObject", "request", "namespaceObject")}
             if has_params:
-                names.append("params")
+                names["params"] = T.DYN
             if has_variables:
-                names.append("variables")
-            env = cel.NewEnv(config=cel.NewEnvConfigFromYaml(ENV_CONFIG_YAML),
-                             variables={n: dyn for n in names}, function_impls=FUNCTION_IMPLS)
+                names["variables"] = T.DYN
+            # the admission plugin's library: the Kubernetes functions and the authorizer's
+            names["authorizer"] = T.Map(T.BOOL, T.BYTES)
+            names["authorizer.requestResource"] = T.Map(T.UINT, T.List(T.BYTES))
+            env = environment(has_params, typed=names)
             _envs[key] = env
         return env
 
@@ -283,8 +285,6 @@ def compile_expression(expression: str, returns: tuple[str, ...], has_params: bo
     @return: upstream's error detail (C{compilation failed: ERROR: <input>:1:3: ...},
         C{must evaluate to bool but got int}), or L{None} when it compiles.
     """
-    if "authorizer" in expression:
-        return None
     from kubetwist.cel import strip_status as _strip_status
 
     try:
