@@ -337,7 +337,7 @@ class Proxy:
                      headers: Headers) -> None:
         url = f"https://{address.netloc}".encode("ascii") + request.uri
         body = None
-        content = request.content
+        content = getattr(request, "content", None)
         if content is not None:
             content.seek(0, 2)
             size = content.tell()
@@ -381,7 +381,7 @@ class Proxy:
         for value in request.requestHeaders.getRawHeaders(b"upgrade", []):
             headers.setRawHeaders(b"Upgrade", [value])
         body = b""
-        if request.content is not None:
+        if getattr(request, "content", None) is not None:
             request.content.seek(0)
             body = request.content.read()
         if body:
@@ -452,10 +452,10 @@ class _UpgradeBackend(protocol.Protocol):
         self.head.callback((code, raw))
 
     def connectionLost(self, reason: Any = protocol.connectionDone) -> None:
-        if not self.head.called:
-            self.head.errback(reason)
-        elif self.on_lost is not None:
+        if self.on_lost is not None:
             self.on_lost()
+        elif not self.head.called:
+            self.head.errback(reason)
 
 
 @implementer(IPushProducer)
@@ -508,6 +508,7 @@ def hijack(request: Any, backend: _UpgradeBackend, raw: bytes, switched: bool) -
         client.loseConnection()
 
     channel.dataReceived = from_client
+    channel.rawDataReceived = from_client  # the rest of a read the parser is still in
     channel.connectionLost = client_lost
     backend.sink = client.write
     backend.on_lost = backend_lost
