@@ -7,6 +7,7 @@ namespace): HTTPS with its own certificate, requiring a client certificate from 
  - C{GET /apis/example.kubetwist.io/v1}: the C{APIResourceList} (C{things}, C{things/exec});
  - C{GET .../namespaces/<ns>/things[/<name>]}: a list / an object whose C{identity} echoes the
    C{X-Remote-*} headers and the client certificate's common name;
+ - C{POST .../namespaces/<ns>/things}: 201, how many body bytes arrived;
  - C{GET .../things?watch=true}: one C{ADDED} event at once, then one C{MODIFIED} event a
    second, never ending (a stream);
  - C{.../things/<name>/exec} with C{Connection: Upgrade}: C{101 Switching Protocols}, then
@@ -112,6 +113,12 @@ class Backend(resource.Resource):
                 return self.upgrade(request)
             if len(parts) == 8:
                 return json.dumps(thing(parts[7], ns, request)).encode()
+            if request.method == b"POST":
+                body = request.content.read()
+                request.setResponseCode(201)
+                return json.dumps({"receivedBytes": len(body),
+                                   "contentType": request.getHeader(b"content-type").decode(),
+                                   "identity": identity(request)}).encode()
             if request.args.get(b"watch", [b""])[0] in (b"true", b"1"):
                 return self.watch(request, ns)
             return json.dumps({"apiVersion": GV, "kind": "ThingList",

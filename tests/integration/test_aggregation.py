@@ -146,6 +146,15 @@ class AggregationTests(ServerTestMixin, SynchronousTestCase):
         lst = json.loads(self.get_raw(THINGS).stdout)
         self.assertEqual([i["metadata"]["name"] for i in lst["items"]], ["one"])
 
+    def test_request_body_reaches_backend(self) -> None:
+        """A 1 MiB request body arrives whole, with its content type."""
+        body = json.dumps({"kind": "Thing", "data": "x" * (1 << 20)}).encode()
+        r = self.server.request("POST", THINGS, body)
+        self.assertEqual(r.status, 201, r.body[:500])
+        answer = r.json()
+        self.assertEqual((answer["receivedBytes"], answer["contentType"]),
+                         (len(body), "application/json"))
+
     def test_watch_streams(self) -> None:
         """A watch's first event arrives while the backend's response goes on."""
         p = self.server.kubectl_popen("get", "--raw", f"{THINGS}?watch=true")
