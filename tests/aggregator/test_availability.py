@@ -246,3 +246,41 @@ class AvailabilityTests(KubeTestCase):
                      "apiservice-registration-controller", "apiservice-discovery-controller",
                      "apiservice-openapi-controller", "apiservice-openapiv3-controller"):
             self.assertIn(f"[+]poststarthook/{hook} ok\n", text)
+
+
+class RoutingTests(KubeTestCase):
+    """C{--enable-aggregator-routing}: an endpoint's address (the default here), or the
+    Service's ClusterIP."""
+
+    def resolve(self, routing: bool):
+        from twisted.internet.defer import ensureDeferred
+
+        from kubetwist.aggregator.server import AggregatorConfig
+
+        self.aggregator.configure(self.kube.stores, AggregatorConfig(routing=routing))
+        d = ensureDeferred(self.aggregator.informers.start())
+        for _ in range(20):
+            self.clock.advance(0.01)
+        self.successResultOf(d)
+        self.addCleanup(self.aggregator.informers.stop)
+        return self.successResultOf(ensureDeferred(
+            self.aggregator.resolver.resolve("default", "backend", 443)))
+
+    def setUp(self) -> None:
+        super().setUp()
+        for path, obj in (("/api/v1/namespaces/default/services", SERVICE),
+                          ("/api/v1/namespaces/default/endpoints", ENDPOINTS)):
+            code, body, _ = self.request("POST", path, obj)
+            self.assertEqual(code, 201, body)
+        code, svc, _ = self.request("GET", "/api/v1/namespaces/default/services/backend")
+        self.cluster_ip = svc["spec"]["clusterIP"]
+
+    def test_endpoint_routing(self) -> None:
+        a = self.resolve(True)
+        self.assertEqual((a.host, a.port, a.server_name),
+                         ("10.213.0.2", 443, "backend.default.svc"))
+
+    def test_cluster_ip(self) -> None:
+        a = self.resolve(False)
+        self.assertEqual((a.host, a.port), (self.cluster_ip, 443))
+        self.assertNotEqual(a.host, "10.213.0.2")
