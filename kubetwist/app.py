@@ -131,6 +131,7 @@ class KubeAPIService(MultiService):
 
     def build(self) -> None:
         """Certificates, storage, the server chain and the filter chain (no listening yet)."""
+        from kubetwist.aggregator.proxy import HeaderNames
         from kubetwist.aggregator.server import AggregatorConfig, load_proxy_client_certificate
         from kubetwist.apis import printers
         from kubetwist.authentication.tokenfile import TokenFileAuthenticator
@@ -209,6 +210,10 @@ class KubeAPIService(MultiService):
             audit=self.audit,
             aggregator_config=AggregatorConfig(
                 routing=o.get("enable-aggregator-routing", True), reactor=self.reactor,
+                header_names=HeaderNames.from_options(
+                    o.get("requestheader-username-headers"),
+                    o.get("requestheader-group-headers"),
+                    o.get("requestheader-extra-headers-prefix")),
                 client_certificate=load_proxy_client_certificate(
                     o.get("proxy-client-cert-file", ""), o.get("proxy-client-key-file", ""))),
         )

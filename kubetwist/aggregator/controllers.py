@@ -240,7 +240,7 @@ def resources_to_aggregated(resource_list: dict) -> list[dict]:
     """
     Upstream C{ConvertGroupVersionIntoToDiscovery}: an C{APIResourceList}'s entries as
     C{apidiscovery.k8s.io/v2} C{APIResourceDiscovery} (subresources folded into their
-    resource), sorted by resource name.
+    resource), in the list's order.
     """
     out: dict[str, dict] = {}
     subs: list[dict] = []
@@ -273,7 +273,7 @@ def resources_to_aggregated(resource_list: dict) -> list[dict]:
                              "kind": r.get("kind", "")},
             "verbs": list(r.get("verbs") or []),
         })
-    return [out[k] for k in sorted(out)]
+    return list(out.values())
 
 
 class RemoteDocuments:

@@ -66,18 +66,54 @@ def _escape_extra_key(key: str) -> str:
     return "".join(out)
 
 
-def identity_headers(user: Any) -> list[tuple[bytes, bytes]]:
+@dataclass(frozen=True)
+class HeaderNames:
+    """
+    The request headers that carry the user to extension servers: the first name of the
+    main server's C{--requestheader-username-headers}, C{--requestheader-group-headers} and
+    C{--requestheader-extra-headers-prefix} (what the C{extension-apiserver-authentication}
+    ConfigMap tells extension servers to read), upstream's C{X-Remote-User},
+    C{X-Remote-Group} and C{X-Remote-Extra-} when those flags are not given (upstream
+    always sends these three).
+
+    @ivar strip: every configured user and group header name (lower case), never forwarded
+        from the client.
+    @ivar strip_prefixes: every configured extra prefix (lower case), likewise.
+    """
+
+    user: str = "X-Remote-User"
+    group: str = "X-Remote-Group"
+    extra_prefix: str = "X-Remote-Extra-"
+    strip: tuple = ()
+    strip_prefixes: tuple = ()
+
+    @classmethod
+    def from_options(cls, users: Any = (), groups: Any = (), extras: Any = ()) -> "HeaderNames":
+        """From the three C{--requestheader-*} flags (lists, or comma-separated strings)."""
+        def names(v: Any) -> list[str]:
+            if isinstance(v, str):
+                v = v.split(",")
+            return [n.strip() for n in v or () if n and n.strip()]
+
+        u, g, e = names(users), names(groups), names(extras)
+        default = cls()
+        return cls(u[0] if u else default.user, g[0] if g else default.group,
+                   e[0] if e else default.extra_prefix,
+                   tuple(n.lower() for n in u + g), tuple(n.lower() for n in e))
+
+
+def identity_headers(user: Any, names: HeaderNames = HeaderNames()) -> list[tuple[bytes, bytes]]:
     """
     client-go C{SetAuthProxyHeaders} (without the uid, behind the alpha
     C{RemoteRequestHeaderUID} gate in v1.32): C{X-Remote-User}, one C{X-Remote-Group} per
-    group, one C{X-Remote-Extra-<escaped key>} per extra value.
+    group, one C{X-Remote-Extra-<escaped key>} per extra value (the names of C{names}).
 
     @param user: a L{UserInfo <kubetwist.authentication.user.UserInfo>}.
     """
-    out = [(b"X-Remote-User", user.name.encode("utf-8"))]
-    out += [(b"X-Remote-Group", g.encode("utf-8")) for g in user.groups]
+    out = [(names.user.encode("latin-1"), user.name.encode("utf-8"))]
+    out += [(names.group.encode("latin-1"), g.encode("utf-8")) for g in user.groups]
     for key, values in (user.extra or {}).items():
-        name = ("X-Remote-Extra-" + _escape_extra_key(key)).encode("latin-1")
+        name = (names.extra_prefix + _escape_extra_key(key)).encode("latin-1")
         out += [(name, v.encode("utf-8")) for v in values]
     return out
 
@@ -239,7 +275,7 @@ def _abort(request: Any) -> None:
         abort()
 
 
-def forwarded_headers(request: Any, user: Any) -> Headers:
+def forwarded_headers(request: Any, user: Any, names: HeaderNames = HeaderNames()) -> Headers:
     """
     The headers sent to the backend: the client's, less hop-by-hop, identity and C{Host};
     the user's C{X-Remote-*}; C{X-Forwarded-For} extended with the client's address (Go's
@@ -254,8 +290,13 @@ def forwarded_headers(request: Any, user: Any) -> Headers:
         if low in HOP_HEADERS or low in IDENTITY_HEADERS or low in connection_tokens \
                 or low.startswith(b"x-remote-extra-") or low.startswith(b"impersonate-"):
             continue
+        text = low.decode("latin-1")
+        if text in (names.user.lower(), names.group.lower()) or text in names.strip \
+                or text.startswith(names.extra_prefix.lower()) \
+                or any(text.startswith(n) for n in names.strip_prefixes):
+            continue
         out.setRawHeaders(name, list(values))
-    for name, value in identity_headers(user):
+    for name, value in identity_headers(user, names):
         out.addRawHeader(name, value)
     peer = request.getClientAddress()
     host = getattr(peer, "host", None)
@@ -277,12 +318,14 @@ class Proxy:
         (C{--proxy-client-cert-file}, C{--proxy-client-key-file}), or L{None}.
     @param on_backend_error: called with the APIService's name when its backend cannot be
         reached (the availability controller rechecks it).
+    @param header_names: the L{HeaderNames} the user is sent in.
     """
 
     def __init__(self, reactor: Any, resolve: Callable[..., Any],
                  client_certificate: Any = None,
                  on_backend_error: Optional[Callable[[str], Any]] = None,
-                 max_agents: int = 64) -> None:
+                 max_agents: int = 64, header_names: HeaderNames = HeaderNames()) -> None:
+        self.header_names = header_names
         self.reactor = reactor
         self.resolve = resolve
         self.client_certificate = client_certificate
@@ -327,7 +370,7 @@ class Proxy:
                      name=target.service, err=e)
             write_text_error(request, 503, "service unavailable")
             return
-        headers = forwarded_headers(request, user)
+        headers = forwarded_headers(request, user, self.header_names)
         if is_upgrade(request) and isinstance(request.channel, http.HTTPChannel):
             await self._upgrade(request, target, address, headers)
             return

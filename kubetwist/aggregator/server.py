@@ -163,11 +163,14 @@ class AggregatorConfig:
         C{--proxy-client-key-file}, or L{None}.
     @ivar reactor: the reactor the proxy and the discovery checks connect with (L{None}: the
         aggregator's clock, which must then be a reactor).
+    @ivar header_names: the L{HeaderNames <kubetwist.aggregator.proxy.HeaderNames>} of the
+        user (default upstream's C{X-Remote-*}).
     """
 
     routing: bool = True
     client_certificate: Any = None
     reactor: Any = None
+    header_names: Any = None
 
 
 def load_proxy_client_certificate(cert_file: str, key_file: str) -> Any:
@@ -263,8 +266,11 @@ class _RemoteMixin:
             checker or DiscoveryChecker(reactor, resolver.resolve,
                                         self.config.client_certificate),
             self.documents)
+        from kubetwist.aggregator.proxy import HeaderNames
+
         self.proxy = proxy or Proxy(reactor, resolver.resolve, self.config.client_certificate,
-                                    self.availability.backend_failed)
+                                    self.availability.backend_failed,
+                                    header_names=self.config.header_names or HeaderNames())
 
     def _apiservice_event(self: Any, key: Optional[tuple]) -> None:
         self._remote_index = None

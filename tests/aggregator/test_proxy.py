@@ -52,6 +52,21 @@ class HeaderTests(SynchronousTestCase):
             (b"Accept", b"application/json"), (b"X-Forwarded-For", b"192.0.2.1, 203.0.113.5"),
             (b"X-Remote-Group", b"g"), (b"X-Remote-User", b"jane")])
 
+    def test_configured_header_names(self) -> None:
+        """The main server's C{--requestheader-*} names (their first entries) carry the user;
+        every configured name is stripped from the client's request."""
+        names = px.HeaderNames.from_options(["X-User", "X-Other-User"], "X-Groups",
+                                            ["X-Extra-"])
+        self.assertEqual(px.identity_headers(UserInfo("jane", groups=["g"],
+                                                      extra={"k": ["v"]}), names),
+                         [(b"X-User", b"jane"), (b"X-Groups", b"g"), (b"X-Extra-k", b"v")])
+        req = DummyRequest([b""])
+        for name in (b"X-Other-User", b"X-User", b"X-Extra-a", b"X-Groups", b"X-Remote-User"):
+            req.requestHeaders.setRawHeaders(name, [b"mallory"])
+        out = px.forwarded_headers(req, UserInfo("jane"), names)
+        self.assertEqual(list(out.getAllRawHeaders()), [(b"X-User", [b"jane"])])
+        self.assertEqual(px.HeaderNames.from_options("", [], None), px.HeaderNames())
+
     def test_is_upgrade(self) -> None:
         req = DummyRequest([b""])
         self.assertFalse(px.is_upgrade(req))
