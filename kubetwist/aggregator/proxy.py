@@ -154,7 +154,14 @@ def dial_error(err: BaseException, host: str, port: int) -> str:
         return f"dial tcp {addr}: connect: no route to host"
     if isinstance(err, ierr.ConnectError):
         return f"dial tcp {addr}: {err.osError or err}".rstrip()
-    return str(err) or err.__class__.__name__
+    name = err.__class__.__name__
+    if name == "VerificationError":  # service_identity: the name is not in the certificate
+        return "tls: failed to verify certificate: x509: certificate is not valid for the " \
+               "service's name"
+    if "certificate verify failed" in str(err):
+        return "tls: failed to verify certificate: x509: certificate signed by unknown " \
+               "authority"
+    return str(err) or name
 
 
 def _first_reason(err: BaseException) -> BaseException:
@@ -342,7 +349,9 @@ class Proxy:
             return found[0]
         pool = HTTPConnectionPool(self.reactor, persistent=True)
         pool.maxPersistentPerHost = 32
-        pool.retryAutomatically = False
+        # a kept-alive connection the backend closed is retried for idempotent requests, as
+        # Go's transport does
+        pool.retryAutomatically = True
         agent = Agent(self.reactor, contextFactory=tls_policy(
             target.server_name, target.ca_bundle, target.insecure, self.client_certificate),
             pool=pool, connectTimeout=30)

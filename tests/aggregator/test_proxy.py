@@ -13,7 +13,7 @@ from twisted.internet import defer, error
 from twisted.internet.address import IPv4Address
 from twisted.internet.testing import StringTransport
 from twisted.python.failure import Failure
-from twisted.trial.unittest import SynchronousTestCase
+from twisted.trial.unittest import SynchronousTestCase, TestCase
 from twisted.web import http, resource, server
 from twisted.web.client import ResponseDone
 from twisted.web.http_headers import Headers
@@ -277,3 +277,81 @@ class HijackTests(SynchronousTestCase):
         channel.connectionLost(Failure(error.ConnectionDone()))
         self.assertTrue(backend_transport.disconnecting)
         self.failureResultOf(finished)
+
+
+class TLSBackendTests(TestCase):
+    """The proxy's TLS against a real loopback server: the certificate is verified with the
+    APIService's CA bundle for C{<service>.<namespace>.svc} (nothing verified when
+    C{insecureSkipTLSVerify}), and the front-proxy certificate is presented."""
+
+    def setUp(self) -> None:
+        from twisted.internet import reactor, ssl
+
+        from tests.pki import CA
+
+        self.reactor = reactor
+        self.ca = CA("backend-ca")
+        serving = self.ca.issue("api", dns_names=["api.default.svc"])
+        proxy_ca = CA("front-proxy-ca")
+        proxy_pair = proxy_ca.issue("front-proxy-client", client=True)
+        self.client_certificate = ssl.PrivateCertificate.loadPEM(proxy_pair.pem)
+        pc = ssl.PrivateCertificate.loadPEM(serving.pem)
+        options = ssl.CertificateOptions(
+            privateKey=pc.privateKey.original, certificate=pc.original, verify=True,
+            caCerts=[ssl.Certificate.loadPEM(proxy_ca.cert).original],
+            requireCertificate=True)
+        seen = self.seen = []
+
+        class Echo(resource.Resource):
+            isLeaf = True
+
+            def render(self, request):
+                cert = request.channel.transport.getPeerCertificate()
+                seen.append((cert.get_subject().CN,
+                             request.requestHeaders.getRawHeaders(b"x-remote-user")))
+                return b"hello"
+
+        self.port = reactor.listenSSL(0, server.Site(Echo()), options, interface="127.0.0.1")
+        self.addCleanup(self.port.stopListening)
+
+    async def fetch(self, ca_bundle, insecure=False, service="api"):
+        port = self.port.getHost().port
+
+        async def resolve(ns, name, p):
+            return Address("127.0.0.1", port, f"{name}.{ns}.svc")
+
+        proxy = px.Proxy(self.reactor, resolve, self.client_certificate)
+        self.addCleanup(proxy.close)
+        req = StreamingRequest([b""])
+        req.uri, req.method, req.content = b"/apis/x/v1", b"GET", io.BytesIO(b"")
+        finished = req.notifyFinish()
+        await proxy.serve(req, px.ProxyTarget("v1.x", "default", service, 443, ca_bundle,
+                                              insecure), UserInfo("jane"))
+        await finished
+        return req.responseCode, b"".join(req.written)
+
+    async def test_verified_with_ca_bundle(self) -> None:
+        code, body = await self.fetch(self.ca.cert)
+        self.assertEqual((code, body), (200, b"hello"))
+        self.assertEqual(self.seen, [("front-proxy-client", [b"jane"])])
+
+    async def test_wrong_ca_refused(self) -> None:
+        from tests.pki import CA
+
+        code, body = await self.fetch(CA("other").cert)
+        self.assertEqual((code, body), (503, b"tls: failed to verify certificate: x509: "
+                                             b"certificate signed by unknown authority\n"))
+        self.assertEqual(self.seen, [])
+
+    async def test_wrong_name_refused(self) -> None:
+        """The certificate must name C{<service>.<namespace>.svc}, whatever the address."""
+        code, body = await self.fetch(self.ca.cert, service="other")
+        self.assertEqual(code, 503)
+        self.assertTrue(body.startswith(b"tls: failed to verify certificate: x509: "), body)
+        self.assertEqual(self.seen, [])
+
+    async def test_insecure_skips_verification(self) -> None:
+        from tests.pki import CA
+
+        code, body = await self.fetch(CA("other").cert, insecure=True)
+        self.assertEqual((code, body), (200, b"hello"))
