@@ -49,9 +49,13 @@ THING_SCHEMA = {"type": "object", "description": "A thing of the aggregation tes
 
 OPENAPI_V3 = {"openapi": "3.0.0", "info": {"title": "Backend", "version": "v1"},
               "paths": {f"/apis/{GV}/namespaces/{{namespace}}/things/{{name}}": {
-                  "get": {"operationId": "readThing", "responses": {"200": {
-                      "description": "OK", "content": {"application/json": {"schema": {
-                          "$ref": "#/components/schemas/io.kubetwist.example.v1.Thing"}}}}}}}},
+                  "get": {"operationId": "readThing", "x-kubernetes-action": "get",
+                          "x-kubernetes-group-version-kind": {
+                              "group": GROUP, "version": VERSION, "kind": "Thing"},
+                          "responses": {"200": {
+                              "description": "OK", "content": {"application/json": {"schema": {
+                                  "$ref": "#/components/schemas/io.kubetwist.example.v1.Thing"
+                              }}}}}}}},
               "components": {"schemas": {"io.kubetwist.example.v1.Thing": THING_SCHEMA}}}
 
 OPENAPI_V2 = {"swagger": "2.0", "info": {"title": "Backend", "version": "v1"},

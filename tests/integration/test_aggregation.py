@@ -234,6 +234,9 @@ class AggregationTests(ServerTestMixin, SynchronousTestCase):
         self.assertIn("io.kubetwist.example.v1.Thing", doc["components"]["schemas"])
         v2 = json.loads(self.get_raw("/openapi/v2").stdout)
         self.assertIn("io.kubetwist.example.v1.Thing", v2["definitions"])
+        explained = self.server.kubectl("explain", "things.spec").stdout
+        self.assertIn("color\t<string>", explained)
+        self.assertIn("The color of the thing.", explained)
 
     def test_unavailable_then_recovers(self) -> None:
         """Stopping the backend: 503s, C{Available=False} with C{FailedDiscoveryCheck} within
