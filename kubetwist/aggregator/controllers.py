@@ -91,6 +91,7 @@ class Informers:
         self._on_service((key[0], name) if name else None)
 
     def all(self) -> list[Informer]:
+        """The informers there are stores for."""
         return [i for i in (self.apiservices, self.services, self.endpoints, self.slices) if i]
 
     async def start(self) -> None:
@@ -101,6 +102,7 @@ class Informers:
             await i.wait_synced()
 
     def stop(self) -> None:
+        """Stop every informer's watch."""
         for i in self.all():
             i.stop()
 
@@ -123,9 +125,11 @@ class Informers:
         return ServiceResolver(get_service, list_slices, get_endpoints, routing)
 
     def apiservice(self, name: str) -> Optional[dict]:
+        """The APIService C{name} as last seen, or L{None}."""
         return self.apiservices.items.get(("", name)) if self.apiservices else None
 
     def remote_apiservices(self) -> list[dict]:
+        """The APIServices with C{spec.service}."""
         if self.apiservices is None:
             return []
         return [o for o in self.apiservices.items.values()
@@ -133,6 +137,7 @@ class Informers:
 
 
 def available_condition(apiservice: dict) -> Optional[dict]:
+    """The C{Available} condition of an APIService, or L{None}."""
     for c in (apiservice.get("status") or {}).get("conditions") or []:
         if c.get("type") == "Available":
             return c
@@ -294,11 +299,14 @@ class RemoteDocuments:
         self.generation = 0
 
     def forget(self, gv: tuple[str, str]) -> None:
+        """Drop what was fetched for C{(group, version)} (its APIService is gone)."""
         for d in (self.discovery, self.v3, self.v2):
             if d.pop(gv, None) is not None:
                 self.generation += 1
 
     def set_discovery(self, gv: tuple[str, str], body: bytes) -> None:
+        """Keep a discovery check's answer (JSON C{APIResourceList} bytes; ignored when it
+        does not parse)."""
         try:
             doc = json.loads(body)
         except ValueError:
@@ -399,6 +407,7 @@ class AvailabilityController:
 
     # --- event sources --------------------------------------------------------------------------
     def apiservice_changed(self, key: Optional[tuple]) -> None:
+        """The APIService informer's change: C{("", name)}, or L{None} after a (re)list."""
         if key is None:
             for (_, name) in list(self.informers.apiservices.items):
                 self.enqueue(name)
@@ -406,6 +415,8 @@ class AvailabilityController:
         self.enqueue(key[1])
 
     def service_changed(self, key: Optional[tuple]) -> None:
+        """A Service, Endpoints or EndpointSlice change: C{(namespace, service name)} (or
+        L{None}: every remote APIService)."""
         for obj in self.informers.remote_apiservices():
             svc = obj["spec"]["service"]
             if key is None or (svc.get("namespace"), svc.get("name")) == key:
@@ -417,11 +428,13 @@ class AvailabilityController:
 
     # --- the queue ------------------------------------------------------------------------------
     def start(self) -> None:
+        """Check every APIService now and every L{period} seconds."""
         self.running = True
         self.apiservice_changed(None)
         self._schedule_resync()
 
     def stop(self) -> None:
+        """Cancel every pending check."""
         self.running = False
         for c in self._calls.values():
             if c.active():
@@ -439,6 +452,8 @@ class AvailabilityController:
             self._resync = self.clock.callLater(self.period, resync)
 
     def enqueue(self, name: str, delay: float = 0.0) -> None:
+        """Check C{name} in C{delay} seconds (at most one pending check per name, the
+        earliest kept; a check asked for while one runs follows it)."""
         if not self.running:
             return
         if name in self._busy:

@@ -195,6 +195,7 @@ class ProxyTarget:
 
     @property
     def server_name(self) -> str:
+        """C{<service>.<namespace>.svc}, the name the certificate must carry."""
         return f"{self.service}.{self.namespace}.svc"
 
 

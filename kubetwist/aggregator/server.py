@@ -437,6 +437,7 @@ class Aggregator(_RemoteMixin):
         self.server.add_post_start_hook("apiservice-openapiv3-controller", self._synced)
 
     def local_group_versions(self) -> list[tuple[str, str]]:
+        """C{(group, version)} of everything the local chain serves."""
         out = []
         for s in self.server.chain():
             for g, versions in s.groups.items():
@@ -561,6 +562,7 @@ class Aggregator(_RemoteMixin):
                         raise
 
     async def set_available(self, name: str) -> None:
+        """Mark a local APIService C{Available} (C{Local})."""
         from kubetwist.apimachinery.meta import now_rfc3339
 
         async def mark(current: Optional[dict]) -> dict:
@@ -594,6 +596,7 @@ class AggregatorDirector(Director):
         self.aggregator = aggregator
 
     def render(self, request: Any) -> Any:
+        """Proxy, answer C{/apis/<remote group>}, or hand on to the generic director."""
         path = request.path.decode("utf-8", "replace")
         segments = path.split("/")
         if len(segments) >= 3 and segments[1] == "apis" and self.aggregator.informers:
