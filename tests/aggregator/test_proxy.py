@@ -235,19 +235,42 @@ class UpgradeBackend(px._UpgradeBackend):
 class HijackResource(resource.Resource):
     isLeaf = True
 
-    def __init__(self, backend) -> None:
+    def __init__(self, backend, raw=b"HTTP/1.1 101 Switching Protocols\r\n"
+                 b"Upgrade: SPDY/3.1\r\n\r\n", switched=True) -> None:
         super().__init__()
         self.backend = backend
+        self.raw, self.switched = raw, switched
         self.requests = []
 
     def render(self, request):
         self.requests.append(request)
-        px.hijack(request, self.backend,
-                  b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: SPDY/3.1\r\n\r\n", True)
+        px.hijack(request, self.backend, self.raw, self.switched)
         return server.NOT_DONE_YET
 
 
 class HijackTests(SynchronousTestCase):
+    def test_refused_upgrade(self) -> None:
+        """A backend that does not switch: its answer reaches the client as is, nothing the
+        client sends goes to the backend, and the backend's close closes the client."""
+        backend = UpgradeBackend()
+        backend_transport = StringTransport()
+        backend.makeConnection(backend_transport)
+        raw = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 11\r\n\r\n"
+        site = server.Site(HijackResource(backend, raw, switched=False))
+        channel = http.HTTPChannel()
+        channel.requestFactory = server.Request
+        channel.site = site
+        client = StringTransport()
+        channel.makeConnection(client)
+        channel.dataReceived(b"POST /exec HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                             b"Upgrade: SPDY/3.1\r\n\r\n")
+        backend.dataReceived(b"not allowed")
+        channel.dataReceived(b"frames")
+        self.assertEqual(client.value(), raw + b"not allowed")
+        self.assertEqual(backend_transport.value(), b"")
+        backend.connectionLost(Failure(error.ConnectionDone()))
+        self.assertTrue(client.disconnecting)
+
     def test_relay_both_ways(self) -> None:
         """After the 101, bytes flow both ways unparsed (bytes the client sent early
         included); closing either side closes the other and ends the request."""
