@@ -294,13 +294,17 @@ class RemoteDocuments:
 
     def __init__(self) -> None:
         self.discovery: dict[tuple[str, str], dict] = {}
+        #: C{{(group, version): APIVersionDiscovery}} from the backend's aggregated C{/apis}
+        self.aggregated: dict[tuple[str, str], dict] = {}
+        self._aggregated_etags: dict[tuple[str, str], str] = {}
         self.v3: dict[tuple[str, str], tuple[bytes, str, str]] = {}
         self.v2: dict[tuple[str, str], tuple[str, dict]] = {}
         self.generation = 0
 
     def forget(self, gv: tuple[str, str]) -> None:
         """Drop what was fetched for C{(group, version)} (its APIService is gone)."""
-        for d in (self.discovery, self.v3, self.v2):
+        self._aggregated_etags.pop(gv, None)
+        for d in (self.discovery, self.aggregated, self.v3, self.v2):
             if d.pop(gv, None) is not None:
                 self.generation += 1
 
@@ -314,6 +318,64 @@ class RemoteDocuments:
         if isinstance(doc, dict) and self.discovery.get(gv) != doc:
             self.discovery[gv] = doc
             self.generation += 1
+
+    def version_discovery(self, gv: tuple[str, str]) -> Optional[dict]:
+        """C{gv}'s C{APIVersionDiscovery} (without C{freshness}): from the backend's
+        aggregated document when it served one, else converted from its C{APIResourceList};
+        L{None} before the first answer."""
+        found = self.aggregated.get(gv)
+        if found is not None:
+            return found
+        rl = self.discovery.get(gv)
+        if rl is None:
+            return None
+        return {"version": gv[1], "resources": resources_to_aggregated(rl)}
+
+    async def refresh_aggregated(self, checker: Any, address: Any,
+                                 gv: tuple[str, str]) -> None:
+        """
+        Upstream's discovery manager: C{GET /apis} asking for the aggregated document (v2,
+        then v2beta1), with the last ETag; its entry for C{gv} is kept.  A backend without
+        aggregated discovery leaves the C{APIResourceList} of the discovery check in use.
+        """
+        accept = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+                  "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList")
+        headers = {"Accept": accept}
+        etag = self._aggregated_etags.get(gv)
+        if etag and gv in self.aggregated:
+            headers["If-None-Match"] = etag
+        try:
+            code, rheaders, body = await checker.get(f"https://{address.netloc}/apis", headers)
+        except Exception as e:
+            log.info("aggregated discovery of {gv} not fetched: {err}", gv=gv, err=e)
+            return
+        if code == 304:
+            return
+        ctype = (rheaders.getRawHeaders(b"content-type") or [b""])[0].decode("latin-1")
+        if code != 200 or "as=APIGroupDiscoveryList" not in ctype.replace(" ", ""):
+            if self.aggregated.pop(gv, None) is not None:
+                self.generation += 1
+            return
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            return
+        for item in doc.get("items") or []:
+            if ((item.get("metadata") or {}).get("name") or "") != gv[0]:
+                continue
+            for version in item.get("versions") or []:
+                if version.get("version") == gv[1]:
+                    entry = {k: v for k, v in version.items() if k != "freshness"}
+                    for r in entry.get("resources") or []:
+                        r.setdefault("responseKind", {})
+                        for sub in r.get("subresources") or []:
+                            sub.setdefault("responseKind", {})
+                    if self.aggregated.get(gv) != entry:
+                        self.aggregated[gv] = entry
+                        self.generation += 1
+                    self._aggregated_etags[gv] = \
+                        (rheaders.getRawHeaders(b"etag") or [b""])[0].decode("latin-1")
+                    return
 
     # --- what the front's OpenAPI handlers read -----------------------------------------------
     def v3_documents(self) -> dict[str, tuple[bytes, str]]:
@@ -522,6 +584,7 @@ class AvailabilityController:
         if address_body is not None:
             address, body = address_body
             self.documents.set_discovery(gv, body)
+            await self.documents.refresh_aggregated(self.checker, address, gv)
             await self.documents.refresh_openapi(self.checker, address, gv)
         await self._write(obj, cond)
         return ok

@@ -374,17 +374,16 @@ class _RemoteMixin:
             doc = discovery.aggregated_discovery(local_doc, agg)
             items = {(it["metadata"].get("name") or ""): it for it in doc["items"]}
             index = self.remote_index()
-            from kubetwist.aggregator.controllers import is_available, resources_to_aggregated
+            from kubetwist.aggregator.controllers import is_available
 
             for g, _, vs in remote:
                 entries = []
                 for v in vs:
-                    rl = self.documents.discovery.get((g, v))
-                    if rl is None:
+                    found = self.documents.version_discovery((g, v))
+                    if found is None:
                         continue
-                    entries.append({"version": v, "resources": resources_to_aggregated(rl),
-                                    "freshness": "Current" if is_available(index[(g, v)])
-                                    else "Stale"})
+                    entries.append({**found, "freshness": "Current"
+                                    if is_available(index[(g, v)]) else "Stale"})
                 if not entries:
                     continue
                 item = items.get(g)

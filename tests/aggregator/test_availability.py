@@ -212,6 +212,36 @@ class AvailabilityTests(KubeTestCase):
                               "verbs": ["get"]}]}])
         self.assertIn("apps", [i["metadata"].get("name") for i in doc["items"]])
 
+    def test_aggregated_discovery_from_backend(self) -> None:
+        """A backend serving aggregated discovery: its entry for the group-version is used
+        as it is (upstream's discovery manager asks C{/apis} for it first)."""
+        from twisted.web.http_headers import Headers
+
+        entry = {"version": VERSION, "resources": [{
+            "resource": "things", "responseKind": {"group": GROUP, "version": VERSION,
+                                                   "kind": "Thing"},
+            "scope": "Cluster", "singularResource": "thing", "verbs": ["get"]}],
+            "freshness": "Current"}
+        asked = []
+
+        async def get(url, headers=None):
+            asked.append((url, headers))
+            if url.endswith("/apis"):
+                return 200, Headers({b"Content-Type": [
+                    b"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"],
+                    b"ETag": [b'"e1"']}), json.dumps({"items": [
+                        {"metadata": {"name": GROUP}, "versions": [entry]}]}).encode()
+            raise OSError("no OpenAPI here")
+
+        self.checker.get = get
+        self.register()
+        agg_type = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+        code, doc, _ = self.request("GET", "/apis", headers={"Accept": agg_type})
+        item = [i for i in doc["items"] if i["metadata"].get("name") == GROUP][0]
+        self.assertEqual(item["versions"], [entry])
+        self.assertEqual(asked[0][0], "https://10.213.0.2:443/apis")
+        self.assertIn("as=APIGroupDiscoveryList", asked[0][1]["Accept"])
+
     def test_openapi_v3_lists_remote_documents(self) -> None:
         self.register()
         body = b'{"openapi":"3.0.0","paths":{}}'
