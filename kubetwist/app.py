@@ -131,6 +131,8 @@ class KubeAPIService(MultiService):
 
     def build(self) -> None:
         """Certificates, storage, the server chain and the filter chain (no listening yet)."""
+        from kubetwist.aggregator.proxy import HeaderNames
+        from kubetwist.aggregator.server import AggregatorConfig, load_proxy_client_certificate
         from kubetwist.apis import printers
         from kubetwist.authentication.tokenfile import TokenFileAuthenticator
         from kubetwist.controlplane.clusterauthenticationtrust import (
@@ -212,6 +214,14 @@ class KubeAPIService(MultiService):
             cors_allowed_origins=o.get("cors-allowed-origins") or [],
             hsts_directives=o.get("strict-transport-security-directives") or [],
             audit=self.audit,
+            aggregator_config=AggregatorConfig(
+                routing=o.get("enable-aggregator-routing", True), reactor=self.reactor,
+                header_names=HeaderNames.from_options(
+                    o.get("requestheader-username-headers"),
+                    o.get("requestheader-group-headers"),
+                    o.get("requestheader-extra-headers-prefix")),
+                client_certificate=load_proxy_client_certificate(
+                    o.get("proxy-client-cert-file", ""), o.get("proxy-client-key-file", ""))),
         )
         self.front, self.kube, self.chain = parts.front, parts.kube, parts.chain
         os.makedirs(os.path.dirname(o["write-kubeconfig"]), exist_ok=True)
@@ -373,7 +383,7 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
              max_requests_inflight: int = 400, max_mutating_requests_inflight: int = 200,
              request_timeout: float = 60.0, service_account_tokens: Any = None,
              cors_allowed_origins: Any = (), hsts_directives: Any = (),
-             audit: Any = None) -> Assembled:
+             audit: Any = None, aggregator_config: Any = None) -> Assembled:
     """
     Upstream C{CreateServerChain}: apiextensions-apiserver <- kube-apiserver <- aggregator,
     one admission chain, discovery/health/version/OpenAPI on the front, and the filter chain
@@ -384,6 +394,8 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     @param cors_allowed_origins: C{--cors-allowed-origins} patterns.
     @param hsts_directives: C{--strict-transport-security-directives}.
     @param audit: the L{AuditConfig <kubetwist.audit.AuditConfig>} of the C{--audit-*} flags.
+    @param aggregator_config: the L{AggregatorConfig
+        <kubetwist.aggregator.server.AggregatorConfig>} (proxy client certificate, routing).
     """
     from kubetwist.aggregator.server import Aggregator
     from kubetwist.apiextensions.server import APIExtensionsServer
@@ -413,6 +425,8 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     kube.admission_context.equivalents = lambda group, resource: _served_versions(
         front, group, resource)
     front.install_discovery_routes(lambda: server_address)
+    aggregator.configure(kube.stores, aggregator_config)
+    aggregator.install_discovery(front)
     install_health_routes(front, version_info)
     install_openapi(front, version_info["gitVersion"])
 

@@ -71,7 +71,9 @@ _GROUPS = [
                        "max-requests-inflight",
                        "max-mutating-requests-inflight",
                        "min-request-timeout", "request-timeout", "shutdown-delay-duration"]),
-    ("Misc flags", ["service-cluster-ip-range", "service-node-port-range"]),
+    ("Misc flags", ["enable-aggregator-routing", "proxy-client-cert-file",
+                    "proxy-client-key-file", "service-cluster-ip-range",
+                    "service-node-port-range"]),
     ("Logs flags", ["logging-format", "v"]),
     ("kubetwist flags", ["data-dir", "write-kubeconfig", "reuse-port", "embedded-sync"]),
 ]
@@ -329,6 +331,21 @@ class Options(usage.Options):
          "before timing it out."],
         ["shutdown-delay-duration", None, "0s", "Time to delay the termination: /readyz fails "
          "while requests are still served."],
+        ["enable-aggregator-routing", None, "true", "Turns on aggregator routing requests to "
+         "endpoints IP rather than cluster IP. (kubetwist: default true, it has no cluster "
+         "network to reach a ClusterIP through)"],
+        ["proxy-client-cert-file", None, "", "Client certificate used to prove the identity of "
+         "the aggregator or kube-apiserver when it must call out during a request. This "
+         "includes proxying requests to a user api-server and calling out to webhook "
+         "admission plugins. It is expected that this cert includes a signature from the CA "
+         "in the --requestheader-client-ca-file flag. That CA is published in the "
+         "'extension-apiserver-authentication' configmap in the kube-system namespace. "
+         "Components receiving calls from kube-aggregator should use that CA to perform their "
+         "half of the mutual TLS verification."],
+        ["proxy-client-key-file", None, "", "Private key for the client certificate used to "
+         "prove the identity of the aggregator or kube-apiserver when it must call out during "
+         "a request. This includes proxying requests to a user api-server and calling out to "
+         "webhook admission plugins."],
         ["service-cluster-ip-range", None, "10.0.0.0/24", "A CIDR IP range from which to assign "
          "service cluster IPs."],
         ["service-node-port-range", None, "30000-32767", "A port range to reserve for services "
@@ -492,6 +509,21 @@ class Options(usage.Options):
         o["cors-allowed-origins"], o["strict-transport-security-directives"] = \
             origins, directives
 
+    def _aggregator_flags(self) -> None:
+        """C{--enable-aggregator-routing} (Go's C{ParseBool}); the proxy client certificate
+        and key come together (upstream C{ProxyClientCertFile} and C{ProxyClientKeyFile})."""
+        o = self
+        value = str(o["enable-aggregator-routing"])
+        truth = ("1", "t", "T", "TRUE", "true", "True")
+        if value not in truth + ("0", "f", "F", "FALSE", "false", "False"):
+            raise usage.UsageError(f'invalid argument "{value}" for '
+                                   f'"--enable-aggregator-routing" flag: strconv.ParseBool: '
+                                   f'parsing "{value}": invalid syntax')
+        o["enable-aggregator-routing"] = value in truth
+        if bool(o["proxy-client-cert-file"]) != bool(o["proxy-client-key-file"]):
+            raise usage.UsageError("--proxy-client-cert-file and --proxy-client-key-file must "
+                                   "be given together")
+
     def _priority_and_fairness_flags(self) -> None:
         """C{--enable-priority-and-fairness} (Go's C{ParseBool}) and upstream
         C{BuildPriorityAndFairness}'s check of the two in-flight limits."""
@@ -604,6 +636,7 @@ class Options(usage.Options):
         o["anonymous-auth"] = str(o["anonymous-auth"]).lower() in ("true", "1")
         o["service-account-lookup"] = str(o["service-account-lookup"]).lower() in ("true", "1")
         self._priority_and_fairness_flags()
+        self._aggregator_flags()
         servers = [s.strip() for s in o["etcd-servers"].split(",") if s.strip()]
         for s in servers:
             if not re.match(r"^https?://[^/]+$", s.rstrip("/")):

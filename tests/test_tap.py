@@ -65,6 +65,19 @@ class OptionsTests(SynchronousTestCase):
                        "--enable-priority-and-fairness=false")
         self.assertEqual(o["max-requests-inflight"], 0)
 
+    def test_aggregator_flags(self):
+        """--enable-aggregator-routing is true by default here (upstream: false); the proxy
+        client certificate and key come together."""
+        self.assertIs(self.parse()["enable-aggregator-routing"], True)
+        self.assertIs(self.parse("--enable-aggregator-routing=false")[
+            "enable-aggregator-routing"], False)
+        self.assertEqual(self.refused("--enable-aggregator-routing=maybe"),
+                         'Error: invalid argument "maybe" for "--enable-aggregator-routing" '
+                         'flag: strconv.ParseBool: parsing "maybe": invalid syntax')
+        self.assertEqual(self.refused("--proxy-client-cert-file=/x.crt"),
+                         "Error: --proxy-client-cert-file and --proxy-client-key-file must be "
+                         "given together")
+
     def test_embedded_sync(self):
         """--embedded-sync is normal (SQLite's synchronous=NORMAL, as before) unless full."""
         self.assertEqual(self.parse()["embedded-sync"], "normal")

@@ -3,14 +3,27 @@
 The aggregator, front of the chain: upstream C{k8s.io/kube-aggregator/pkg/apiserver}
 (C{apiregistration.k8s.io/v1} APIService objects) and its
 C{autoregister} controller (a local APIService for every built-in group-version, labelled
-C{kube-aggregator.kubernetes.io/automanaged: onstart}).  Proxying to APIServices backed by a
-Service is not done yet: such APIServices are stored and reported unavailable.
+C{kube-aggregator.kubernetes.io/automanaged: onstart}).
+
+An APIService with C{spec.service} takes its group-version out of the local chain: the
+aggregator's director proxies every request under C{/apis/<group>/<version>} to it
+(L{kubetwist.aggregator.proxy}) once the availability controller
+(L{kubetwist.aggregator.controllers}) has found it C{Available} (503 C{service unavailable}
+before), lists its group in C{/apis} (legacy, from the APIServices, and aggregated, from the
+backend's discovery) in C{groupPriorityMinimum}/C{versionPriority} order, and merges its
+OpenAPI documents into C{/openapi/v2} and C{/openapi/v3}.
 """
 
 from __future__ import annotations
 
 import copy
+import re
+from dataclasses import dataclass
 from typing import Any, Optional
+
+from twisted.internet import defer
+from twisted.logger import Logger
+from twisted.web.server import NOT_DONE_YET
 
 from kubetwist.apis.printers import age
 from kubetwist.endpoints.discovery import GROUP_PRIORITY
@@ -18,7 +31,9 @@ from kubetwist.registry.rest import ResourceSpec, Strategy, TableConvertor
 from kubetwist.runtime import errors
 from kubetwist.runtime import field as fe
 from kubetwist.server.apigroup import APIGroupInfo, install_api_group
-from kubetwist.server.genericapiserver import GenericAPIServer
+from kubetwist.server.genericapiserver import Director, GenericAPIServer
+
+log = Logger()
 
 GROUP, VERSION = "apiregistration.k8s.io", "v1"
 APISERVICES = ResourceSpec(GROUP, VERSION, "apiservices", "APIService", "apiservice",
@@ -137,8 +152,260 @@ def _autoregistered_fields(group: str) -> dict:
             "f:spec": spec}
 
 
-class Aggregator:
-    """The front server: serves APIServices and registers the local ones of the chain."""
+@dataclass
+class AggregatorConfig:
+    """
+    The aggregator's flags.
+
+    @ivar routing: upstream C{--enable-aggregator-routing} (kubetwist's default L{True}: a
+        Service resolves to an endpoint's address, not to its ClusterIP).
+    @ivar client_certificate: the C{PrivateCertificate} of C{--proxy-client-cert-file} and
+        C{--proxy-client-key-file}, or L{None}.
+    @ivar reactor: the reactor the proxy and the discovery checks connect with (L{None}: the
+        aggregator's clock, which must then be a reactor).
+    @ivar header_names: the L{HeaderNames <kubetwist.aggregator.proxy.HeaderNames>} of the
+        user (default upstream's C{X-Remote-*}).
+    """
+
+    routing: bool = True
+    client_certificate: Any = None
+    reactor: Any = None
+    header_names: Any = None
+
+
+def load_proxy_client_certificate(cert_file: str, key_file: str) -> Any:
+    """The front-proxy client certificate of C{--proxy-client-cert-file} and
+    C{--proxy-client-key-file} as a C{PrivateCertificate} (L{None} when neither is given).
+
+    @raise ValueError: only one of the two is given, or they cannot be read."""
+    from twisted.internet import ssl
+
+    if not cert_file and not key_file:
+        return None
+    if not cert_file or not key_file:
+        raise ValueError("--proxy-client-cert-file and --proxy-client-key-file must be "
+                         "given together")
+    with open(cert_file, "rb") as f:
+        cert = f.read()
+    with open(key_file, "rb") as f:
+        key = f.read()
+    return ssl.PrivateCertificate.loadPEM(cert + b"\n" + key)
+
+
+_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def kube_version_key(name: str) -> tuple:
+    """apimachinery C{CompareKubeAwareVersionStrings} as a sort key, highest first."""
+    m = _KUBE_VERSION.match(name)
+    if not m:
+        return (3, 0, 0, name)
+    rank = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return (rank, -int(m.group(1)), -int(m.group(3) or 0), name)
+
+
+def _sorted_group_versions(apiservices: list[dict]) -> list[tuple[str, int, list[str]]]:
+    """
+    Upstream C{SortedByGroupAndVersion}: C{[(group, priority, [versions])]}, groups by
+    their highest C{groupPriorityMinimum} (then name), versions by C{versionPriority}
+    (then kube-aware order).
+    """
+    by_group: dict[str, list[dict]] = {}
+    for o in apiservices:
+        by_group.setdefault((o.get("spec") or {}).get("group", ""), []).append(o)
+    out = []
+    for g, items in by_group.items():
+        prio = max(int((o.get("spec") or {}).get("groupPriorityMinimum") or 0) for o in items)
+        items.sort(key=lambda o: (-int((o.get("spec") or {}).get("versionPriority") or 0),
+                                  kube_version_key((o.get("spec") or {}).get("version", ""))))
+        out.append((g, prio, [(o.get("spec") or {}).get("version", "") for o in items]))
+    out.sort(key=lambda t: (-t[1], t[0]))
+    return out
+
+
+class _RemoteMixin:
+    """Proxying, availability and the discovery merge (methods of L{Aggregator})."""
+
+    def configure(self: Any, stores: Any, config: Optional[AggregatorConfig] = None,
+                  checker: Any = None, proxy: Any = None) -> None:
+        """
+        Wire the informers, the availability controller and the proxy (called by
+        C{assemble} once the kube-apiserver's stores exist).
+
+        @param stores: C{{(group, resource): Store}} of the chain.
+        @param checker: a discovery checker (default L{DiscoveryChecker
+            <kubetwist.aggregator.controllers.DiscoveryChecker>}).
+        @param proxy: the proxy (default L{Proxy <kubetwist.aggregator.proxy.Proxy>}).
+        """
+        from kubetwist.aggregator.controllers import (
+            AvailabilityController,
+            DiscoveryChecker,
+            Informers,
+        )
+        from kubetwist.aggregator.proxy import Proxy
+        from kubetwist.apimachinery.meta import now_rfc3339
+
+        self.config = config or AggregatorConfig()
+        reactor = self.config.reactor or self.clock
+        all_stores = dict(stores)
+        all_stores[(GROUP, "apiservices")] = self.apiservices
+        self.informers = Informers(all_stores, self.clock, self._apiservice_event,
+                                   self._service_event)
+        resolver = self.informers.resolver(self.config.routing)
+        self.resolver = resolver
+        status_store = self.apiservices.for_subresource(STRATEGIES["apiservices/status"])
+
+        async def update_status(name: str, transform: Any) -> Any:
+            async def t(current: Optional[dict]) -> dict:
+                return transform(current)
+
+            return await status_store.update("", name, t)
+
+        self.availability = AvailabilityController(
+            self.clock, self.informers, update_status, lambda: now_rfc3339(self.clock),
+            checker or DiscoveryChecker(reactor, resolver.resolve,
+                                        self.config.client_certificate),
+            self.documents)
+        from kubetwist.aggregator.proxy import HeaderNames
+
+        self.proxy = proxy or Proxy(reactor, resolver.resolve, self.config.client_certificate,
+                                    self.availability.backend_failed,
+                                    header_names=self.config.header_names or HeaderNames())
+
+    def _apiservice_event(self: Any, key: Optional[tuple]) -> None:
+        self._remote_index = None
+        if key is not None and self.informers.apiservice(key[1]) is None:
+            self._forget_documents()
+        if self.availability is not None:
+            self.availability.apiservice_changed(key)
+
+    def _forget_documents(self: Any) -> None:
+        live = set(self.remote_index())
+        for gv in list(self.documents.discovery) + list(self.documents.v3) + \
+                list(self.documents.v2):
+            if gv not in live:
+                self.documents.forget(gv)
+
+    def _service_event(self: Any, key: Optional[tuple]) -> None:
+        if self.availability is not None:
+            self.availability.service_changed(key)
+
+    async def _start_informers(self: Any) -> None:
+        if self.informers is not None:
+            await self.informers.start()
+
+    async def _start_availability(self: Any) -> None:
+        if self.informers is not None:
+            await self.informers.start()
+            if not self.availability.running:
+                self.availability.start()
+
+    async def _synced(self: Any) -> None:
+        if self.informers is not None:
+            await self.informers.start()
+
+    def remote_index(self: Any) -> dict:
+        """C{{(group, version): APIService}} of the APIServices with C{spec.service}."""
+        if self._remote_index is None:
+            index = {}
+            for o in (self.informers.remote_apiservices() if self.informers else []):
+                spec = o.get("spec") or {}
+                index[(spec.get("group", ""), spec.get("version", ""))] = o
+            self._remote_index = index
+        return self._remote_index
+
+    def remote_groups(self: Any) -> list[tuple[str, int, list[str]]]:
+        """The groups served (at least partly) by extension servers, in upstream's order:
+        C{[(group, groupPriorityMinimum, [versions by versionPriority])]}."""
+        return _sorted_group_versions(list(self.remote_index().values()))
+
+    def proxy_request(self: Any, request: Any, apiservice: dict) -> None:
+        """Upstream C{proxyHandler.ServeHTTP} for a remote APIService."""
+        from kubetwist.aggregator.controllers import is_available
+        from kubetwist.aggregator.proxy import target_of, write_text_error
+        from kubetwist.endpoints.request import context_of
+
+        if not is_available(apiservice) or self.proxy is None:
+            write_text_error(request, 503, "service unavailable")
+            return
+        user = context_of(request).user
+        if user is None:
+            write_text_error(request, 500, "missing user")
+            return
+
+        def failed(f: Any) -> None:
+            log.failure("proxying {path} failed", f, path=request.path)
+            if not request.startedWriting:
+                write_text_error(request, 503, f.getErrorMessage())
+
+        defer.ensureDeferred(
+            self.proxy.serve(request, target_of(apiservice), user)).addErrback(failed)
+
+    # --- discovery -------------------------------------------------------------------------------
+    def install_discovery(self: Any, front: GenericAPIServer) -> None:
+        """C{/apis}, legacy and aggregated, over the local chain and the extension servers
+        (upstream's C{apisHandler} and aggregated discovery manager)."""
+        from kubetwist.endpoints import discovery, negotiation
+        from kubetwist.endpoints.responses import funnel, write_body, write_object
+        from kubetwist.runtime import codec
+
+        async def apis(request: Any) -> None:
+            out = negotiation.negotiate_discovery(request)
+            agg = out.version if out.kind == "aggregated" else ""
+            local = front.all_groups()
+            remote = self.remote_groups()
+            priority = {g: discovery.GROUP_PRIORITY.get(g, 1000) for g in local}
+            versions: dict[str, list[str]] = {g: list(vs) for g, vs in local.items()}
+            for g, prio, vs in remote:
+                priority[g] = max(priority.get(g, 0), prio) if g in local else prio
+                versions[g] = vs + [v for v in versions.get(g, []) if v not in vs]
+            order = sorted(versions, key=lambda g: (-priority[g], g))
+            if not agg:
+                groups = []
+                for g in order:
+                    grp = discovery.api_group(g, versions[g])
+                    groups.append({k: grp[k] for k in ("name", "versions", "preferredVersion")})
+                write_object(request, 200, {"kind": "APIGroupList", "apiVersion": "v1",
+                                            "groups": groups}, out.media)
+                return
+            gvs = front.all_group_versions()
+            local_doc = {g: {v: gvs[f"/apis/{g}/{v}"].discovery() for v in vs
+                             if f"/apis/{g}/{v}" in gvs} for g, vs in local.items()}
+            doc = discovery.aggregated_discovery(local_doc, agg)
+            items = {(it["metadata"].get("name") or ""): it for it in doc["items"]}
+            index = self.remote_index()
+            from kubetwist.aggregator.controllers import is_available
+
+            for g, _, vs in remote:
+                entries = []
+                for v in vs:
+                    found = self.documents.version_discovery((g, v))
+                    if found is None:
+                        continue
+                    entries.append({**found, "freshness": "Current"
+                                    if is_available(index[(g, v)]) else "Stale"})
+                if not entries:
+                    continue
+                item = items.get(g)
+                if item is None:
+                    items[g] = {"metadata": {"name": g, "creationTimestamp": None},
+                                "versions": entries}
+                else:
+                    have = {e["version"] for e in entries}
+                    item["versions"] = entries + [e for e in item["versions"]
+                                                  if e["version"] not in have]
+            doc["items"] = [items[g] for g in order if g in items]
+            request.setHeader(b"Vary", b"Accept")
+            write_body(request, 200, codec.encode(doc, out.media, out.pretty),
+                       out.content_type)
+
+        front.mux["/apis"] = funnel(apis)
+        front.remote_openapi = self.documents
+
+
+class Aggregator(_RemoteMixin):
+    """The front server: serves APIServices, registers the local ones of the chain, and
+    proxies the remote ones (see the module docstring)."""
 
     def __init__(self, storage: Any, clock: Any, delegate: GenericAPIServer,
                  admission: Any) -> None:
@@ -148,9 +415,28 @@ class Aggregator:
                             {"apiservices": f"/registry/{GROUP}/apiservices"})
         self.stores = install_api_group(self.server, info, storage, clock, admission)
         self.apiservices = self.stores["apiservices"]
+        self.config = AggregatorConfig()
+        self.informers: Any = None
+        self.availability: Any = None
+        self.proxy: Any = None
+        from kubetwist.aggregator.controllers import RemoteDocuments
+
+        self.documents = RemoteDocuments()
+        self._remote_index: Optional[dict] = None
+        self.server._director = AggregatorDirector(self.server, self)
+        self.server.add_post_start_hook("start-kube-aggregator-informers",
+                                        self._start_informers)
+        self.server.add_post_start_hook("apiservice-status-local-available-controller",
+                                        self._start_availability)
+        self.server.add_post_start_hook("apiservice-status-remote-available-controller",
+                                        self._start_availability)
         self.server.add_post_start_hook("apiservice-registration-controller", self.autoregister)
+        self.server.add_post_start_hook("apiservice-discovery-controller", self._synced)
+        self.server.add_post_start_hook("apiservice-openapi-controller", self._synced)
+        self.server.add_post_start_hook("apiservice-openapiv3-controller", self._synced)
 
     def local_group_versions(self) -> list[tuple[str, str]]:
+        """C{(group, version)} of everything the local chain serves."""
         out = []
         for s in self.server.chain():
             for g, versions in s.groups.items():
@@ -275,6 +561,7 @@ class Aggregator:
                         raise
 
     async def set_available(self, name: str) -> None:
+        """Mark a local APIService C{Available} (C{Local})."""
         from kubetwist.apimachinery.meta import now_rfc3339
 
         async def mark(current: Optional[dict]) -> dict:
@@ -293,3 +580,37 @@ class Aggregator:
 
         status_store = self.apiservices.for_subresource(STRATEGIES["apiservices/status"])
         await status_store.update("", name, mark)
+
+
+class AggregatorDirector(Director):
+    """
+    The front server's director: requests for the group-version of a remote APIService go
+    to its extension server (upstream registers a proxy handler at C{/apis/<g>/<v>} for every
+    APIService), C{/apis/<group>} of a group served only remotely is answered from the
+    APIServices (upstream C{apiGroupHandler}); everything else as any server's director.
+    """
+
+    def __init__(self, server: GenericAPIServer, aggregator: Any) -> None:
+        super().__init__(server)
+        self.aggregator = aggregator
+
+    def render(self, request: Any) -> Any:
+        """Proxy, answer C{/apis/<remote group>}, or hand on to the generic director."""
+        path = request.path.decode("utf-8", "replace")
+        segments = path.split("/")
+        if len(segments) >= 3 and segments[1] == "apis" and self.aggregator.informers:
+            index = self.aggregator.remote_index()
+            if index:
+                if len(segments) >= 4 and (segments[2], segments[3]) in index:
+                    self.aggregator.proxy_request(request, index[(segments[2], segments[3])])
+                    return NOT_DONE_YET
+                if (len(segments) == 3 or (len(segments) == 4 and segments[3] == "")) \
+                        and segments[2] not in self.server.all_groups():
+                    for g, _, versions in self.aggregator.remote_groups():
+                        if g == segments[2]:
+                            from kubetwist.endpoints import discovery
+                            from kubetwist.server.genericapiserver import _write_discovery
+
+                            _write_discovery(request, discovery.api_group(g, versions))
+                            return NOT_DONE_YET
+        return super().render(request)

@@ -271,6 +271,10 @@ def install_openapi(front: Any, version: str, title: str = "Kubernetes") -> None
             out[path] = entry[1]
         for path in [p for p in built if p not in out]:
             del built[path]
+        # the extension servers' documents (kubetwist.aggregator: the OpenAPI v3 controller)
+        remote = getattr(front, "remote_openapi", None)
+        if remote is not None:
+            out.update(remote.v3_documents())
         return out
 
     async def v3(request: Any) -> None:
@@ -301,12 +305,18 @@ def install_openapi(front: Any, version: str, title: str = "Kubernetes") -> None
         extra = [v2 for agv in front.all_group_versions().values()
                  for res in agv.resources.values()
                  for v2 in [getattr(res, "openapi_v2_definitions", None)] if v2 is not None]
+        remote = getattr(front, "remote_openapi", None)
+        remote_key, remote_paths, remote_definitions = \
+            remote.v2_parts() if remote is not None else ((), {}, {})
         key = (tuple(sorted((p, h) for p, (_, h) in docs.items())),
-               tuple(id(v2) for v2 in extra))
+               tuple(id(v2) for v2 in extra), remote_key)
         if v2_doc.get("key") == key:
             return v2_doc
         definitions: dict[str, Any] = {}
+        remote_v3_paths = set(remote.v3_documents()) if remote is not None else set()
         for path, (body, digest) in docs.items():
+            if remote is not None and path in remote_v3_paths:
+                continue
             converted = v2_built.get(path)
             if converted is None or converted[0] != digest:
                 converted = (digest, v2_definitions(codec.decode_body(body, codec.JSON)))
@@ -316,8 +326,10 @@ def install_openapi(front: Any, version: str, title: str = "Kubernetes") -> None
             definitions.update(v2.get())
         for path in [p for p in v2_built if p not in docs]:
             del v2_built[path]
+        for name, schema in remote_definitions.items():
+            definitions.setdefault(name, schema)
         doc = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": version},
-               "paths": {}, "definitions": definitions}
+               "paths": dict(remote_paths), "definitions": definitions}
         body = codec.encode_json(doc)
         v2_doc.clear()
         # the getters are kept so that their ids in the key stay theirs
