@@ -189,6 +189,7 @@ class KubeAPIService(MultiService):
                 advertise_address=advertise, secure_port=o["secure-port"],
                 root_ca_pem=ca_pem, min_request_timeout=o["min-request-timeout"],
                 admission_plugins=o.get("admission-plugins"),
+                admission_configs=o.get("admission-configs"),
                 enable_priority_and_fairness=o.get("enable-priority-and-fairness", True),
             ),
             authenticator=authenticator,
