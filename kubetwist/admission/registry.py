@@ -133,6 +133,13 @@ class PluginContext:
         return items
 
 
+def _builtin(module: str, name: str) -> Any:
+    """C{kubetwist.admission.plugins.<module>.<name>}, imported when a plugin is built."""
+    import importlib
+
+    return getattr(importlib.import_module("kubetwist.admission.plugins." + module), name)
+
+
 #: C{name -> factory(context) -> plugin}; L{None}: recognised, not built yet (a no-op).
 PLUGINS: dict[str, Optional[Callable[[PluginContext], Any]]] = {
     name: None for name in ALL_ORDERED_PLUGINS}
@@ -143,6 +150,8 @@ PLUGINS.update({
     "ServiceAccount": lambda ctx: ServiceAccount(ctx.stores.get(("", "serviceaccounts"))),
     "Priority": lambda ctx: Priority(ctx.lister("scheduling.k8s.io", "priorityclasses")),
     "DefaultTolerationSeconds": lambda ctx: DefaultTolerationSeconds(),
+    "LimitRanger": lambda ctx: _builtin("limitranger", "LimitRanger")(
+        ctx.lister("", "limitranges")),
 })
 
 
