@@ -22,6 +22,7 @@ from kubetwist.admission.plugins.defaulttolerationseconds import DefaultTolerati
 from kubetwist.admission.plugins.namespacelifecycle import NamespaceLifecycle
 from kubetwist.admission.plugins.priority import Priority
 from kubetwist.admission.plugins.serviceaccount import ServiceAccount
+from kubetwist.runtime.errors import StatusError
 
 #: Upstream C{AllOrderedPlugins} of v1.32: every plugin, in the order the chain runs them.
 ALL_ORDERED_PLUGINS: tuple[str, ...] = (
@@ -121,6 +122,23 @@ class PluginContext:
         """The configuration of plugin C{name} (see C{configs}), or L{None}."""
         return self.configs.get(name)
 
+    def getter(self, group: str, resource: str) -> Callable[..., Awaitable[Optional[dict]]]:
+        """C{(name, namespace="") -> coroutine of object or None} over one resource (None
+        when not installed or not found)."""
+        store = self.stores.get((group, resource))
+
+        async def get(name: str, namespace: str = "") -> Optional[dict]:
+            if store is None:
+                return None
+            try:
+                return await store.get(namespace, name)
+            except StatusError as e:
+                if e.code == 404:
+                    return None
+                raise
+
+        return get
+
     def lister(self, group: str, resource: str) -> Callable[[], Awaitable[list[dict]]]:
         """C{() -> coroutine of [object]} over one resource (empty when not installed)."""
         store = self.stores.get((group, resource))
@@ -152,6 +170,23 @@ PLUGINS.update({
     "DefaultTolerationSeconds": lambda ctx: DefaultTolerationSeconds(),
     "LimitRanger": lambda ctx: _builtin("limitranger", "LimitRanger")(
         ctx.lister("", "limitranges")),
+    "TaintNodesByCondition": lambda ctx: _builtin("nodetaint", "TaintNodesByCondition")(),
+    "DefaultStorageClass": lambda ctx: _builtin("storage", "DefaultStorageClass")(
+        ctx.lister("storage.k8s.io", "storageclasses")),
+    "StorageObjectInUseProtection": lambda ctx: _builtin(
+        "storage", "StorageObjectInUseProtection")(),
+    "PersistentVolumeClaimResize": lambda ctx: _builtin(
+        "storage", "PersistentVolumeClaimResize")(ctx.lister("storage.k8s.io", "storageclasses")),
+    "RuntimeClass": lambda ctx: _builtin("runtimeclass", "RuntimeClass")(
+        ctx.getter("node.k8s.io", "runtimeclasses")),
+    "CertificateApproval": lambda ctx: _builtin("certificates", "CertificateApproval")(
+        lambda: ctx.authorizer),
+    "CertificateSigning": lambda ctx: _builtin("certificates", "CertificateSigning")(
+        lambda: ctx.authorizer),
+    "CertificateSubjectRestriction": lambda ctx: _builtin(
+        "certificates", "CertificateSubjectRestriction")(),
+    "DefaultIngressClass": lambda ctx: _builtin("defaultingressclass", "DefaultIngressClass")(
+        ctx.lister("networking.k8s.io", "ingressclasses")),
 })
 
 

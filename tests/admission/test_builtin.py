@@ -207,3 +207,260 @@ class LimitRangerServerTests(KubeTestCase):
                                                         'usage per Container is 1, but limit '
                                                         'is 2'))
         self.assertEqual(self.request("GET", "/api/v1/namespaces/ns/pods/q")[0], 404)
+
+
+PVS = ResourceSpec("", "v1", "persistentvolumes", "PersistentVolume", "persistentvolume",
+                   namespaced=False)
+NODES = ResourceSpec("", "v1", "nodes", "Node", "node", namespaced=False)
+INGRESSES = ResourceSpec("networking.k8s.io", "v1", "ingresses", "Ingress", "ingress")
+CSRS = ResourceSpec("certificates.k8s.io", "v1", "certificatesigningrequests",
+                    "CertificateSigningRequest", "certificatesigningrequest", namespaced=False)
+
+
+def klass(name: str, created: str = "2024-01-01T00:00:00Z", default: str = "",
+          **fields: Any) -> dict:
+    meta: dict = {"name": name, "creationTimestamp": created}
+    if default:
+        meta["annotations"] = {default: "true"}
+    return {"metadata": meta, **fields}
+
+
+class DefaultStorageClassTests(SynchronousTestCase):
+    ANN = "storageclass.kubernetes.io/is-default-class"
+
+    def plugin(self, *classes):
+        from kubetwist.admission.plugins.storage import DefaultStorageClass
+
+        return DefaultStorageClass(lister(*classes))
+
+    def test_default(self):
+        """The newest default class wins; the beta annotation counts; classes set stay."""
+        p = self.plugin(klass("old", "2024-01-01T00:00:00Z", self.ANN),
+                        klass("new", "2024-02-01T00:00:00Z",
+                              "storageclass.beta.kubernetes.io/is-default-class"),
+                        klass("plain", "2024-03-01T00:00:00Z"))
+        claim = {"metadata": {"name": "c"}, "spec": {}}
+        run(self, p.admit(attrs(PVCS, claim)))
+        self.assertEqual(claim["spec"]["storageClassName"], "new")
+        claim = {"metadata": {"name": "c"}, "spec": {"storageClassName": ""}}
+        run(self, p.admit(attrs(PVCS, claim)))
+        self.assertEqual(claim["spec"]["storageClassName"], "")
+        claim = {"metadata": {"name": "c", "annotations": {
+            "volume.beta.kubernetes.io/storage-class": "x"}}, "spec": {}}
+        run(self, p.admit(attrs(PVCS, claim)))
+        self.assertNotIn("storageClassName", claim["spec"])
+
+    def test_tie_by_name(self):
+        p = self.plugin(klass("b", default=self.ANN), klass("a", default=self.ANN))
+        claim = {"metadata": {"name": "c"}, "spec": {}}
+        run(self, p.admit(attrs(PVCS, claim)))
+        self.assertEqual(claim["spec"]["storageClassName"], "a")
+
+    def test_no_default(self):
+        claim = {"metadata": {"name": "c"}, "spec": {}}
+        run(self, self.plugin(klass("plain")).admit(attrs(PVCS, claim)))
+        self.assertEqual(claim["spec"], {})
+
+
+class DefaultIngressClassTests(SynchronousTestCase):
+    def test_default(self):
+        from kubetwist.admission.plugins.defaultingressclass import DefaultIngressClass
+
+        p = DefaultIngressClass(lister(
+            klass("nginx", default="ingressclass.kubernetes.io/is-default-class"),
+            klass("other")))
+        ing = {"metadata": {"name": "i"}, "spec": {}}
+        run(self, p.admit(attrs(INGRESSES, ing)))
+        self.assertEqual(ing["spec"]["ingressClassName"], "nginx")
+        ing = {"metadata": {"name": "i", "annotations": {"kubernetes.io/ingress.class": "x"}},
+               "spec": {}}
+        run(self, p.admit(attrs(INGRESSES, ing)))
+        self.assertNotIn("ingressClassName", ing["spec"])
+
+
+class StorageObjectInUseProtectionTests(SynchronousTestCase):
+    def test_finalizers(self):
+        from kubetwist.admission.plugins.storage import StorageObjectInUseProtection
+
+        p = StorageObjectInUseProtection()
+        claim = {"metadata": {"name": "c", "finalizers": ["x"]}, "spec": {}}
+        run(self, p.admit(attrs(PVCS, claim)))
+        run(self, p.admit(attrs(PVCS, claim)))
+        self.assertEqual(claim["metadata"]["finalizers"], ["x", "kubernetes.io/pvc-protection"])
+        pv = {"metadata": {"name": "v"}, "spec": {}}
+        run(self, p.admit(attrs(PVS, pv, namespace="")))
+        self.assertEqual(pv["metadata"]["finalizers"], ["kubernetes.io/pv-protection"])
+        self.assertFalse(p.handles("UPDATE"))
+
+
+class PersistentVolumeClaimResizeTests(SynchronousTestCase):
+    def claim(self, size: str, phase: str = "Bound", cls: str = "fast") -> dict:
+        return {"metadata": {"name": "c"},
+                "spec": {"storageClassName": cls, "resources": {"requests": {"storage": size}}},
+                "status": {"phase": phase}}
+
+    def test_resize(self):
+        from kubetwist.admission.plugins.storage import PersistentVolumeClaimResize
+
+        p = PersistentVolumeClaimResize(lister(klass("fast", allowVolumeExpansion=True),
+                                               klass("slow")))
+        run(self, p.validate(attrs(PVCS, self.claim("2Gi"), "UPDATE", old=self.claim("1Gi"))))
+        run(self, p.validate(attrs(PVCS, self.claim("1Gi"), "UPDATE", old=self.claim("1Gi"))))
+        err = refused(self, p.validate(attrs(PVCS, self.claim("2Gi"), "UPDATE",
+                                             old=self.claim("1Gi", "Pending"))))
+        self.assertEqual(err.status["message"], 'persistentvolumeclaims "c" is forbidden: '
+                         'Only bound persistent volume claims can be expanded')
+        err = refused(self, p.validate(attrs(PVCS, self.claim("2Gi", cls="slow"), "UPDATE",
+                                             old=self.claim("1Gi", cls="slow"))))
+        self.assertEqual(err.status["message"], 'persistentvolumeclaims "c" is forbidden: '
+                         'only dynamically provisioned pvc can be resized and the storageclass '
+                         'that provisions the pvc must support resize')
+
+
+class TaintNodesByConditionTests(SynchronousTestCase):
+    def test_taint(self):
+        from kubetwist.admission.plugins.nodetaint import TaintNodesByCondition
+
+        node = {"metadata": {"name": "n"}, "spec": {"taints": [{"key": "a", "effect": "x"}]}}
+        p = TaintNodesByCondition()
+        run(self, p.admit(attrs(NODES, node, namespace="")))
+        run(self, p.admit(attrs(NODES, node, namespace="")))
+        self.assertEqual(node["spec"]["taints"], [
+            {"key": "a", "effect": "x"},
+            {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}])
+
+
+class RuntimeClassTests(SynchronousTestCase):
+    def plugin(self, *classes: dict):
+        from kubetwist.admission.plugins.runtimeclass import RuntimeClass
+
+        by_name = {c["metadata"]["name"]: c for c in classes}
+
+        async def get(name: str, namespace: str = ""):
+            return copy.deepcopy(by_name.get(name))
+        return RuntimeClass(get)
+
+    def test_overhead_and_scheduling(self):
+        p = self.plugin(klass("kata", handler="kata",
+                              overhead={"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+                              scheduling={"nodeSelector": {"sandbox": "yes"},
+                                          "tolerations": [{"key": "sandbox",
+                                                           "operator": "Exists"}]}))
+        obj = pod(container())
+        obj["spec"].update(runtimeClassName="kata", nodeSelector={"zone": "a"},
+                           tolerations=[{"key": "sandbox", "operator": "Equal",
+                                         "value": "v"}])
+        run(self, p.admit(attrs(PODS, obj)))
+        self.assertEqual(obj["spec"]["overhead"], {"cpu": "250m", "memory": "120Mi"})
+        self.assertEqual(obj["spec"]["nodeSelector"], {"zone": "a", "sandbox": "yes"})
+        # the class's Exists toleration covers the pod's Equal one
+        self.assertEqual(obj["spec"]["tolerations"], [{"key": "sandbox", "operator": "Exists"}])
+        run(self, p.validate(attrs(PODS, obj)))
+
+    def test_refusals(self):
+        p = self.plugin(klass("kata", overhead={"podFixed": {"cpu": "250m"}},
+                              scheduling={"nodeSelector": {"sandbox": "yes"}}),
+                        klass("plain"))
+        obj = pod(container())
+        obj["spec"]["runtimeClassName"] = "missing"
+        self.assertEqual(refused(self, p.admit(attrs(PODS, obj))).status["message"],
+                         'pods "p" is forbidden: pod rejected: RuntimeClass "missing" not found')
+        obj["spec"].update(runtimeClassName="kata", overhead={"cpu": "1"})
+        self.assertEqual(refused(self, p.admit(attrs(PODS, obj))).status["message"],
+                         'pods "p" is forbidden: pod rejected: Pod\'s Overhead doesn\'t match '
+                         'RuntimeClass\'s defined Overhead')
+        self.assertEqual(refused(self, p.validate(attrs(PODS, obj))).status["message"],
+                         'pods "p" is forbidden: pod rejected: Pod\'s Overhead doesn\'t match '
+                         'RuntimeClass\'s defined Overhead')
+        obj["spec"].update(overhead={"cpu": "250m"}, nodeSelector={"sandbox": "no"})
+        self.assertEqual(refused(self, p.admit(attrs(PODS, obj))).status["message"],
+                         'pods "p" is forbidden: conflict: '
+                         'runtimeClass.scheduling.nodeSelector[sandbox] = yes; '
+                         'pod.spec.nodeSelector[sandbox] = no')
+        obj["spec"]["runtimeClassName"] = "plain"
+        self.assertEqual(refused(self, p.validate(attrs(PODS, obj))).status["message"],
+                         'pods "p" is forbidden: pod rejected: Pod Overhead set without '
+                         'corresponding RuntimeClass defined Overhead')
+
+
+class _Authorizer:
+    """Allows the (verb, name) pairs given; records what it was asked."""
+
+    def __init__(self, *allowed: tuple[str, str]) -> None:
+        self.allowed = set(allowed)
+        self.asked: list = []
+
+    def authorize(self, attrs):
+        self.asked.append((attrs.verb, attrs.api_group, attrs.resource, attrs.name,
+                           attrs.api_version))
+        decision = "allow" if (attrs.verb, attrs.name) in self.allowed else "no-opinion"
+        return defer.succeed((decision, ""))
+
+
+def csr(signer: str = "example.com/foo", **status: Any) -> dict:
+    return {"metadata": {"name": "r"}, "spec": {"signerName": signer, "request": ""},
+            "status": status}
+
+
+class CertificateTests(SynchronousTestCase):
+    def test_approval(self):
+        from kubetwist.admission.plugins.certificates import CertificateApproval
+
+        authz = _Authorizer(("approve", "example.com/*"))
+        p = CertificateApproval(lambda: authz)
+        run(self, p.validate(attrs(CSRS, csr(), "UPDATE", old=csr(), namespace="",
+                                   subresource="approval")))
+        self.assertEqual(authz.asked, [
+            ("approve", "certificates.k8s.io", "signers", "example.com/foo", "*"),
+            ("approve", "certificates.k8s.io", "signers", "example.com/*", "*")])
+        err = refused(self, p.validate(attrs(CSRS, csr("other.io/x"), "UPDATE", old=csr(),
+                                             namespace="", subresource="approval")))
+        self.assertEqual(err.status["message"], 'certificatesigningrequests.certificates.k8s.io '
+                         '"r" is forbidden: user not permitted to approve requests with '
+                         'signerName "other.io/x"')
+
+    def test_signing(self):
+        from kubetwist.admission.plugins.certificates import CertificateSigning
+
+        p = CertificateSigning(lambda: _Authorizer())
+        # no change of certificate or conditions: no check
+        run(self, p.validate(attrs(CSRS, csr(), "UPDATE", old=csr(), namespace="",
+                                   subresource="status")))
+        err = refused(self, p.validate(attrs(CSRS, csr(certificate="Y2VydA=="), "UPDATE",
+                                             old=csr(), namespace="", subresource="status")))
+        self.assertEqual(err.status["message"], 'certificatesigningrequests.certificates.k8s.io '
+                         '"r" is forbidden: user not permitted to sign requests with signerName '
+                         '"example.com/foo"')
+        p = CertificateSigning(lambda: _Authorizer(("sign", "example.com/foo")))
+        run(self, p.validate(attrs(CSRS, csr(certificate="Y2VydA=="), "UPDATE", old=csr(),
+                                   namespace="", subresource="status")))
+
+    def test_subject_restriction(self):
+        import base64
+
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import NameOID
+
+        from kubetwist.admission.plugins.certificates import CertificateSubjectRestriction
+
+        def request(org: str) -> str:
+            key = ec.generate_private_key(ec.SECP256R1())
+            built = x509.CertificateSigningRequestBuilder().subject_name(x509.Name([
+                x509.NameAttribute(NameOID.ORGANIZATION_NAME, org),
+                x509.NameAttribute(NameOID.COMMON_NAME, "me")])).sign(key, hashes.SHA256())
+            return base64.b64encode(built.public_bytes(serialization.Encoding.PEM)).decode()
+
+        p = CertificateSubjectRestriction()
+        obj = csr("kubernetes.io/kube-apiserver-client")
+        obj["spec"]["request"] = request("system:masters")
+        err = refused(self, p.validate(attrs(CSRS, obj, namespace="")))
+        self.assertEqual(err.status["message"], 'certificatesigningrequests.certificates.k8s.io '
+                         '"r" is forbidden: use of kubernetes.io/kube-apiserver-client signer '
+                         'with system:masters group is not allowed')
+        obj["spec"]["request"] = request("devs")
+        run(self, p.validate(attrs(CSRS, obj, namespace="")))
+        obj = csr("example.com/foo")
+        obj["spec"]["request"] = request("system:masters")
+        run(self, p.validate(attrs(CSRS, obj, namespace="")))
