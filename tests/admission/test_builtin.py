@@ -101,6 +101,15 @@ class LimitRangerTests(SynchronousTestCase):
         run(self, p.admit(attrs(PODS, obj, subresource="status")))
         self.assertNotIn("resources", obj["spec"]["containers"][0])
 
+    def test_resize(self):
+        """A C{pods/resize} update is checked (and defaulted) like a create."""
+        p = self.plugin(limit_range({"type": "Container", "max": {"cpu": "1"}}))
+        obj = pod(container(limits={"cpu": "2"}))
+        err = refused(self, p.validate(attrs(PODS, obj, "UPDATE", old=pod(container()),
+                                             subresource="resize")))
+        self.assertIn("maximum cpu usage per Container is 1, but limit is 2",
+                      err.status["message"])
+
     def test_container_max(self):
         """The brief's message: a limit above max."""
         p = self.plugin(limit_range({"type": "Container", "max": {"cpu": "1"}}))

@@ -262,8 +262,13 @@ class LimitRanger:
 
     @staticmethod
     def _supports(a: Any) -> bool:
-        """Upstream C{SupportsAttributes}: pods (creates only) and claims, no subresource."""
-        if a.subresource or a.kind.group != "" or a.object is None:
+        """Upstream C{SupportsAttributes}: pod creates and C{resize} updates, claims; no
+        other subresource."""
+        if a.kind.group != "" or a.object is None:
+            return False
+        if a.subresource == "resize" and a.kind.kind == "Pod" and a.operation == "UPDATE":
+            return True
+        if a.subresource:
             return False
         if a.kind.kind == "Pod":
             return a.operation == "CREATE"
