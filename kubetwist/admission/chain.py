@@ -21,6 +21,7 @@ from typing import Any, Awaitable, Callable, Optional, Sequence
 
 from kubetwist.admission.interfaces import (
     Attributes,
+    GroupVersionKind,
     IAdmissionPlugin,
     IMutationInterface,
     IValidationInterface,
@@ -50,11 +51,15 @@ async def _settled(result: Any) -> None:
 class RequestAdmission:
     """
     The chain bound to one request: the two phases the registry's Store calls
-    (C{mutate(operation, obj, old)}, C{validate(operation, obj, old)}).
+    (C{mutate(operation, obj, old)}, C{validate(operation, obj, old)}), and C{connect} for
+    the connect subresources.
     """
 
     mutate: Phase
     validate: Phase
+    #: C{(options) -> Awaitable[None]}: both phases of a CONNECT (upstream
+    #: C{ConnectResource}), C{options} the request's C{PodExecOptions}, ... object
+    connect: Optional[Callable[[dict], Awaitable[None]]] = None
 
 
 class AdmissionChain:
@@ -91,6 +96,11 @@ class AdmissionChain:
         """
         Bind the chain to one request on the resource C{spec} (a C{ResourceSpec}) describes.
 
+        A subresource's object names its kind (upstream's C{scope.Kind} of the subresource:
+        C{autoscaling/v1 Scale}, C{v1 Binding}, C{policy/v1 Eviction},
+        C{authentication.k8s.io/v1 TokenRequest}, C{v1 PodExecOptions} on CONNECT, the
+        parent's kind for C{status}), which becomes C{Attributes.kind}.
+
         @param options: the request's options by operation (C{{"CREATE": CreateOptions,
             "UPDATE": UpdateOptions, "DELETE": DeleteOptions}}, each a C{meta.k8s.io/v1}
             object as a dict), if any: a patch holds both C{UPDATE} and C{CREATE} (an apply
@@ -100,11 +110,18 @@ class AdmissionChain:
         """
 
         def attributes(operation: str, obj: Optional[dict], old: Optional[dict]) -> Attributes:
-            return Attributes.for_spec(
+            attrs = Attributes.for_spec(
                 operation, spec, subresource, namespace,
                 name or (obj or {}).get("metadata", {}).get("name", ""),
                 obj, old, user, dry_run, (options or {}).get(operation),
             )
+            if subresource and isinstance(obj, dict) and obj.get("kind") \
+                    and obj.get("apiVersion"):
+                # a subresource's kind is its object's (Scale, Binding, Eviction,
+                # TokenRequest, PodExecOptions...; the parent's own for status)
+                group, _, version = str(obj["apiVersion"]).rpartition("/")
+                attrs.kind = GroupVersionKind(group, version, str(obj["kind"]))
+            return attrs
 
         async def run(phase: Any, attrs: Attributes) -> None:
             try:
@@ -120,4 +137,9 @@ class AdmissionChain:
         async def validate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:
             await run(self.validate, attributes(operation, obj, old))
 
-        return RequestAdmission(mutate=mutate, validate=validate)
+        async def connect(connect_options: dict) -> None:
+            # upstream ConnectResource: both phases, the options object as the object
+            await run(self.admit, attributes("CONNECT", connect_options, None))
+            await run(self.validate, attributes("CONNECT", connect_options, None))
+
+        return RequestAdmission(mutate=mutate, validate=validate, connect=connect)

@@ -14,10 +14,10 @@ __all__ = ["aggregate", "forbidden", "forbidden_name", "is_core"]
 
 
 def forbidden_name(a: Any) -> str:
-    """Upstream C{extractResourceName}: the object's name, else its C{generateName}, else
-    C{Unknown}."""
+    """Upstream C{extractResourceName}: the request's name, else the object's name, else its
+    C{generateName}, else C{Unknown}."""
     meta = (a.object or {}).get("metadata") or {} if isinstance(a.object, dict) else {}
-    return meta.get("name") or meta.get("generateName") or "Unknown"
+    return a.name or meta.get("name") or meta.get("generateName") or "Unknown"
 
 
 def forbidden(a: Any, message: str) -> errors.StatusError:
