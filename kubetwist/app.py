@@ -396,6 +396,9 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
 
     metrics = APIServerMetrics(clock)
     install_metrics_route(front, metrics)
+    from kubetwist.admission.metrics import AdmissionMetrics
+
+    kube.admission.metrics = AdmissionMetrics(metrics.registry)
     flow_control = None
     if getattr(config, "enable_priority_and_fairness", True):
         from kubetwist.apis.flowcontrol.controller import new_config_controller

@@ -16,6 +16,7 @@ upstream's strategies do with the request context, which kubetwist's strategies 
 from __future__ import annotations
 
 import inspect
+import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Optional, Sequence
 
@@ -68,25 +69,59 @@ class AdmissionChain:
     @ivar internal: kubetwist's internal steps, run after the plugins in each phase.
     """
 
-    def __init__(self, plugins: Sequence[Any] = (), internal: Sequence[Any] = ()) -> None:
+    def __init__(self, plugins: Sequence[Any] = (), internal: Sequence[Any] = (),
+                 metrics: Any = None, timer: Callable[[], float] = time.perf_counter) -> None:
+        """
+        @param metrics: an L{AdmissionMetrics <kubetwist.admission.metrics.AdmissionMetrics>}
+            (may be set later as C{self.metrics}), or L{None}: no metrics.
+        @param timer: C{() -> seconds} for the durations the metrics record.
+        """
         self.plugins = list(plugins)
         self.internal = list(internal)
+        self.metrics = metrics
+        self.timer = timer
 
     def steps(self) -> list[Any]:
         """The plugins, then the internal steps."""
         return self.plugins + self.internal
 
+    async def _phase(self, step_type: str, interface: Any, method: str,
+                     attributes: Attributes) -> None:
+        """Run one phase, observing upstream's step and per-plugin durations."""
+        steps = [p for p in self.steps()
+                 if _has(p, interface, method) and p.handles(attributes.operation)]
+        if not steps:
+            return  # upstream's handlers skip a chain that handles nothing: no observation
+        metrics = self.metrics
+        plugins = set(map(id, self.plugins))
+        start = self.timer() if metrics is not None else 0.0
+        rejected = True
+        try:
+            for p in steps:
+                if metrics is None or id(p) not in plugins:
+                    await _settled(getattr(p, method)(attributes))
+                    continue
+                began, failed = self.timer(), True
+                try:
+                    await _settled(getattr(p, method)(attributes))
+                    failed = False
+                finally:
+                    metrics.observe_controller(getattr(p, "name", type(p).__name__), step_type,
+                                               attributes.operation, failed,
+                                               self.timer() - began)
+            rejected = False
+        finally:
+            if metrics is not None:
+                metrics.observe_step(step_type, attributes.operation, rejected,
+                                     self.timer() - start)
+
     async def admit(self, attributes: Attributes) -> None:
         """The mutating phase: every mutating step that handles the operation, in order."""
-        for p in self.steps():
-            if _has(p, IMutationInterface, "admit") and p.handles(attributes.operation):
-                await _settled(p.admit(attributes))
+        await self._phase("admit", IMutationInterface, "admit", attributes)
 
     async def validate(self, attributes: Attributes) -> None:
         """The validating phase: every validating step that handles the operation, in order."""
-        for p in self.steps():
-            if _has(p, IValidationInterface, "validate") and p.handles(attributes.operation):
-                await _settled(p.validate(attributes))
+        await self._phase("validate", IValidationInterface, "validate", attributes)
 
     def for_request(
         self, spec: Any, subresource: str, namespace: str, name: str, user: Any,
