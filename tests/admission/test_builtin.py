@@ -473,3 +473,99 @@ class CertificateTests(SynchronousTestCase):
         obj = csr("example.com/foo")
         obj["spec"]["request"] = request("system:masters")
         run(self, p.validate(attrs(CSRS, obj, namespace="")))
+
+
+class _SAStore:
+    def __init__(self, *accounts: dict) -> None:
+        self.accounts = {a["metadata"]["name"]: a for a in accounts}
+
+    async def get(self, namespace: str, name: str, resource_version: str = ""):
+        from kubetwist.runtime import errors
+
+        if name not in self.accounts:
+            raise errors.new_not_found("", "serviceaccounts", name)
+        return copy.deepcopy(self.accounts[name])
+
+
+class ServiceAccountTests(SynchronousTestCase):
+    def plugin(self, *accounts: dict):
+        from kubetwist.admission.plugins.serviceaccount import ServiceAccount
+
+        return ServiceAccount(_SAStore(*accounts))
+
+    def sa(self, name: str = "default", enforce: bool = False, **fields: Any) -> dict:
+        meta: dict = {"name": name, "namespace": "ns"}
+        if enforce:
+            meta["annotations"] = {"kubernetes.io/enforce-mountable-secrets": "true"}
+        return {"metadata": meta, **fields}
+
+    def test_service_account_settings(self):
+        """The account's automount switch and image pull secrets are honoured."""
+        p = self.plugin(self.sa(automountServiceAccountToken=False,
+                                imagePullSecrets=[{"name": "reg"}]))
+        obj = pod(container())
+        run(self, p.admit(attrs(PODS, obj)))
+        self.assertEqual(obj["spec"]["serviceAccountName"], "default")
+        self.assertNotIn("volumes", obj["spec"])
+        self.assertEqual(obj["spec"]["imagePullSecrets"], [{"name": "reg"}])
+
+    def test_missing_account_in_admit(self):
+        obj = pod(container())
+        obj["spec"]["serviceAccountName"] = "ghost"
+        err = refused(self, self.plugin().admit(attrs(PODS, obj)))
+        self.assertEqual(err.status["message"], 'pods "p" is forbidden: error looking up '
+                         'service account ns/ghost: serviceaccount "ghost" not found')
+
+    def test_mirror_pods(self):
+        p = self.plugin(self.sa())
+        obj = pod(container(env=[{"name": "X", "valueFrom": {"secretKeyRef": {
+            "name": "s", "key": "k"}}}]))
+        obj["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "x"}
+        err = refused(self, p.admit(attrs(PODS, obj)))
+        self.assertEqual(err.status["message"],
+                         'pods "p" is forbidden: a mirror pod may not reference secrets')
+        self.assertNotIn("serviceAccountName", obj["spec"])
+        obj["spec"]["serviceAccountName"] = "default"
+        err = refused(self, p.validate(attrs(PODS, obj)))
+        self.assertEqual(err.status["message"], 'pods "p" is forbidden: a mirror pod may not '
+                                                'reference service accounts')
+
+    def test_enforce_mountable_secrets(self):
+        p = self.plugin(self.sa(enforce=True, secrets=[{"name": "ok"}],
+                                imagePullSecrets=[{"name": "reg"}]))
+        cases = [
+            ({"volumes": [{"name": "v", "secret": {"secretName": "bad"}}]},
+             'volume with secret.secretName="bad" is not allowed because service account '
+             'default does not reference that secret'),
+            ({"containers": [container(env=[{"name": "E", "valueFrom": {"secretKeyRef": {
+                "name": "bad", "key": "k"}}}])]},
+             'container c with envVar E referencing secret.secretName="bad" is not allowed '
+             'because service account default does not reference that secret'),
+            ({"initContainers": [container("i", envFrom=[{"secretRef": {"name": "bad"}}])]},
+             'init container i with envFrom referencing secret.secretName="bad" is not allowed '
+             'because service account default does not reference that secret'),
+            ({"imagePullSecrets": [{"name": "reg"}, {"name": "other"}]},
+             'spec.imagePullSecrets[1].name="other" is not allowed because service account '
+             'default does not reference that imagePullSecret'),
+        ]
+        for spec, message in cases:
+            obj = pod(container())
+            obj["spec"].update(spec)
+            obj["spec"]["automountServiceAccountToken"] = False
+            err = refused(self, p.admit(attrs(PODS, obj)))
+            self.assertEqual(err.status["message"], 'pods "p" is forbidden: ' + message)
+        obj = pod(container(env=[{"name": "E", "valueFrom": {"secretKeyRef": {
+            "name": "ok", "key": "k"}}}]))
+        run(self, p.admit(attrs(PODS, obj)))
+
+    def test_ephemeral_containers(self):
+        p = self.plugin(self.sa(enforce=True))
+        obj = pod(container())
+        obj["spec"]["serviceAccountName"] = "default"
+        obj["spec"]["ephemeralContainers"] = [container("debug", envFrom=[
+            {"secretRef": {"name": "bad"}}])]
+        err = refused(self, p.validate(attrs(PODS, obj, "UPDATE", old=pod(container()),
+                                             subresource="ephemeralcontainers")))
+        self.assertEqual(err.status["message"], 'pods "p" is forbidden: ephemeral container '
+                         'debug with envFrom referencing secret.secretName="bad" is not allowed '
+                         'because service account default does not reference that secret')
