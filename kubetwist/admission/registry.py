@@ -170,6 +170,8 @@ PLUGINS.update({
     "DefaultTolerationSeconds": lambda ctx: DefaultTolerationSeconds(),
     "LimitRanger": lambda ctx: _builtin("limitranger", "LimitRanger")(
         ctx.lister("", "limitranges")),
+    "NodeRestriction": lambda ctx: _builtin("noderestriction", "NodeRestriction")(
+        ctx.getter("", "pods"), ctx.getter("", "nodes")),
     "TaintNodesByCondition": lambda ctx: _builtin("nodetaint", "TaintNodesByCondition")(),
     "DefaultStorageClass": lambda ctx: _builtin("storage", "DefaultStorageClass")(
         ctx.lister("storage.k8s.io", "storageclasses")),

@@ -21,8 +21,9 @@ PVCS = ResourceSpec("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim",
 
 
 def attrs(spec: ResourceSpec, obj: Any, operation: str = "CREATE", old: Any = None,
-          namespace: str = "ns", subresource: str = "", **kw: Any) -> Attributes:
-    name = (obj or old or {}).get("metadata", {}).get("name", "")
+          namespace: str = "ns", subresource: str = "", name: str = "",
+          **kw: Any) -> Attributes:
+    name = name or (obj or old or {}).get("metadata", {}).get("name", "")
     return Attributes.for_spec(operation, spec, subresource, namespace, name, obj, old, **kw)
 
 
