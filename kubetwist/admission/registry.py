@@ -200,12 +200,18 @@ def default_enabled_plugins() -> list[str]:
 def validate_plugin_names(enable: Iterable[str], disable: Iterable[str]) -> list[str]:
     """
     Upstream C{AdmissionOptions.Validate}: one error text per unknown name
-    (C{enable-admission-plugins plugin "X" is unknown}, then the disable ones).
+    (C{enable-admission-plugins plugin "X" is unknown}, then the disable ones), then
+    C{[A B] in enable-admission-plugins and disable-admission-plugins overlapped} for names
+    in both.
     """
     known = set(ALL_ORDERED_PLUGINS)
     errs = [f'enable-admission-plugins plugin "{p}" is unknown' for p in enable if p not in known]
     errs += [f'disable-admission-plugins plugin "{p}" is unknown'
              for p in disable if p not in known]
+    both = sorted(set(enable) & set(disable))
+    if both:
+        errs.append(f"[{' '.join(both)}] in enable-admission-plugins and "
+                    "disable-admission-plugins overlapped")
     return errs
 
 

@@ -89,6 +89,14 @@ class OrderTests(SynchronousTestCase):
             'enable-admission-plugins plugin "Foo" is unknown',
             'disable-admission-plugins plugin "Bar" is unknown'])
 
+    def test_overlap(self) -> None:
+        """A name both enabled and disabled stops the start (kube-apiserver v1.32's text)."""
+        self.assertEqual(
+            registry.validate_plugin_names(["Priority", "LimitRanger"],
+                                           ["LimitRanger", "Priority"]),
+            ["[LimitRanger Priority] in enable-admission-plugins and disable-admission-plugins "
+             "overlapped"])
+
     def test_not_implemented_are_no_ops(self) -> None:
         """Recognised names without a plugin build nothing; the built ones are listed."""
         ctx = registry.PluginContext({("", "namespaces"): _Store({})})
