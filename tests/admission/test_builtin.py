@@ -155,6 +155,31 @@ class LimitRangerTests(SynchronousTestCase):
             err = refused(self, self.plugin(limit_range(item)).validate(attrs(PODS, pod(c))))
             self.assertEqual(err.status["message"], 'pods "p" is forbidden: ' + message)
 
+    def test_recorded_from_upstream(self):
+        """Container and Pod items of one LimitRange aggregate into one message (kube-apiserver
+        v1.32 answered these two pods with exactly these texts); defaults count in the pod's
+        totals."""
+        lr = limit_range(
+            {"type": "Container", "default": {"cpu": "500m", "memory": "256Mi"},
+             "defaultRequest": {"cpu": "100m", "memory": "128Mi"}, "max": {"cpu": "1"}},
+            {"type": "Pod", "max": {"memory": "1Gi"}},
+            {"type": "PersistentVolumeClaim", "max": {"storage": "10Gi"},
+             "min": {"storage": "1Gi"}})
+        cases = [
+            (pod(container("big", limits={"cpu": "2", "memory": "2Gi"}), name="big"),
+             'pods "big" is forbidden: [maximum cpu usage per Container is 1, but limit is 2, '
+             'maximum memory usage per Pod is 1Gi, but limit is 2Gi]'),
+            (pod(container("a", limits={"cpu": "2"}), container("b", limits={"memory": "900Mi"}),
+                 name="two"),
+             'pods "two" is forbidden: [maximum cpu usage per Container is 1, but limit is 2, '
+             'maximum memory usage per Pod is 1Gi, but limit is 1156Mi]'),
+        ]
+        for obj, message in cases:
+            p = self.plugin(lr)
+            run(self, p.admit(attrs(PODS, obj)))
+            self.assertEqual(refused(self, p.validate(attrs(PODS, obj))).status["message"],
+                             message)
+
     def test_pod_totals(self):
         """Pod items check the sum of the containers, sidecars included, against the largest
         init container."""
