@@ -194,6 +194,7 @@ class KubeAPIService(MultiService):
                 advertise_address=advertise, secure_port=o["secure-port"],
                 root_ca_pem=ca_pem, min_request_timeout=o["min-request-timeout"],
                 admission_plugins=o.get("admission-plugins"),
+                admission_configs=o.get("admission-configs"),
                 enable_priority_and_fairness=o.get("enable-priority-and-fairness", True),
                 cluster_authentication=cluster_authentication_info(
                     o, certs.client_ca_files([o["client-ca-file"]] if o["client-ca-file"]
@@ -454,6 +455,9 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     webhooks = getattr(kube.admission_context, "_admission_webhooks", None)
     if webhooks is not None:
         webhooks.metrics.register_on(metrics.registry)
+    from kubetwist.admission.metrics import AdmissionMetrics
+
+    kube.admission.metrics = AdmissionMetrics(metrics.registry)
     flow_control = None
     if getattr(config, "enable_priority_and_fairness", True):
         from kubetwist.apis.flowcontrol.controller import new_config_controller

@@ -54,7 +54,8 @@ _GROUPS = [
                              "authorization-webhook-cache-unauthorized-ttl",
                              "authorization-webhook-config-file",
                              "authorization-webhook-version"]),
-    ("Admission flags", ["disable-admission-plugins", "enable-admission-plugins"]),
+    ("Admission flags", ["admission-control-config-file", "disable-admission-plugins",
+                         "enable-admission-plugins"]),
     ("Auditing flags", ["audit-log-batch-buffer-size", "audit-log-compress", "audit-log-format",
                         "audit-log-maxage", "audit-log-maxbackup", "audit-log-maxsize",
                         "audit-log-mode", "audit-log-path",
@@ -236,6 +237,8 @@ class Options(usage.Options):
         ["disable-admission-plugins", None, "", "admission plugins that should be disabled "
          "although they are in the default enabled plugins list. Comma-delimited list of "
          "admission plugins. The order of plugins in this flag does not matter."],
+        ["admission-control-config-file", None, "", "File with admission control "
+         "configuration."],
         ["authorization-config", None, "", "File with Authorization Configuration to configure "
          "the authorizer chain. Requires feature gate StructuredAuthorizationConfiguration. This "
          "flag is mutually exclusive with the other --authorization-mode and "
@@ -487,6 +490,13 @@ class Options(usage.Options):
             raise usage.UsageError(errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]")
         o["enable-admission-plugins"], o["disable-admission-plugins"] = enable, disable
         o["admission-plugins"] = enabled_plugin_names(enable, disable)
+        from kubetwist.admission.config import AdmissionConfigError, read_admission_configuration
+
+        try:
+            o["admission-configs"] = read_admission_configuration(
+                o["admission-control-config-file"], o["admission-plugins"])
+        except AdmissionConfigError as e:
+            raise usage.UsageError(str(e)) from None
 
     def _filter_flags(self) -> None:
         """C{--cors-allowed-origins} (regular expressions) and

@@ -66,7 +66,8 @@ class Attributes:
     @ivar subresource: C{status}, C{scale}, ..., or C{""}.
     @ivar namespace: C{""} for cluster-scoped resources.
     @ivar name: the object's name (for a create with C{generateName}: C{""} until generated).
-    @ivar object: the new object (mutable in C{admit}); for DELETE the stored one.
+    @ivar object: the new object (mutable in C{admit}); L{None} for DELETE (upstream's
+        C{GetObject()}); for CONNECT the options object (C{PodExecOptions}, ...).
     @ivar old_object: the stored object for UPDATE and DELETE, else L{None}.
     @ivar options: the operation's options object as sent (C{CreateOptions},
         C{UpdateOptions}, C{DeleteOptions} dicts), or L{None}.

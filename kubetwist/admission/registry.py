@@ -26,6 +26,7 @@ from kubetwist.admission.plugins.policy.plugin import (
 )
 from kubetwist.admission.plugins.priority import Priority
 from kubetwist.admission.plugins.serviceaccount import ServiceAccount
+from kubetwist.runtime.errors import StatusError
 
 #: Upstream C{AllOrderedPlugins} of v1.32: every plugin, in the order the chain runs them.
 ALL_ORDERED_PLUGINS: tuple[str, ...] = (
@@ -134,6 +135,23 @@ class PluginContext:
         """The configuration of plugin C{name} (see C{configs}), or L{None}."""
         return self.configs.get(name)
 
+    def getter(self, group: str, resource: str) -> Callable[..., Awaitable[Optional[dict]]]:
+        """C{(name, namespace="") -> coroutine of object or None} over one resource (None
+        when not installed or not found)."""
+        store = self.stores.get((group, resource))
+
+        async def get(name: str, namespace: str = "") -> Optional[dict]:
+            if store is None:
+                return None
+            try:
+                return await store.get(namespace, name)
+            except StatusError as e:
+                if e.code == 404:
+                    return None
+                raise
+
+        return get
+
     def lister(self, group: str, resource: str) -> Callable[[], Awaitable[list[dict]]]:
         """C{() -> coroutine of [object]} over one resource (empty when not installed)."""
         store = self.stores.get((group, resource))
@@ -152,6 +170,13 @@ def _webhook() -> Any:
     return webhook
 
 
+def _builtin(module: str, name: str) -> Any:
+    """C{kubetwist.admission.plugins.<module>.<name>}, imported when a plugin is built."""
+    import importlib
+
+    return getattr(importlib.import_module("kubetwist.admission.plugins." + module), name)
+
+
 #: C{name -> factory(context) -> plugin}; L{None}: recognised, not built yet (a no-op).
 PLUGINS: dict[str, Optional[Callable[[PluginContext], Any]]] = {
     name: None for name in ALL_ORDERED_PLUGINS}
@@ -167,6 +192,29 @@ PLUGINS.update({
     "MutatingAdmissionWebhook": lambda ctx: _webhook().new_mutating(ctx),
     "ValidatingAdmissionWebhook": lambda ctx: _webhook().new_validating(ctx),
     "ValidatingAdmissionPolicy": lambda ctx: new_validating_admission_policy(ctx),
+
+
+    "LimitRanger": lambda ctx: _builtin("limitranger", "LimitRanger")(
+        ctx.lister("", "limitranges")),
+    "NodeRestriction": lambda ctx: _builtin("noderestriction", "NodeRestriction")(
+        ctx.getter("", "pods"), ctx.getter("", "nodes")),
+    "TaintNodesByCondition": lambda ctx: _builtin("nodetaint", "TaintNodesByCondition")(),
+    "DefaultStorageClass": lambda ctx: _builtin("storage", "DefaultStorageClass")(
+        ctx.lister("storage.k8s.io", "storageclasses")),
+    "StorageObjectInUseProtection": lambda ctx: _builtin(
+        "storage", "StorageObjectInUseProtection")(),
+    "PersistentVolumeClaimResize": lambda ctx: _builtin(
+        "storage", "PersistentVolumeClaimResize")(ctx.lister("storage.k8s.io", "storageclasses")),
+    "RuntimeClass": lambda ctx: _builtin("runtimeclass", "RuntimeClass")(
+        ctx.getter("node.k8s.io", "runtimeclasses")),
+    "CertificateApproval": lambda ctx: _builtin("certificates", "CertificateApproval")(
+        lambda: ctx.authorizer),
+    "CertificateSigning": lambda ctx: _builtin("certificates", "CertificateSigning")(
+        lambda: ctx.authorizer),
+    "CertificateSubjectRestriction": lambda ctx: _builtin(
+        "certificates", "CertificateSubjectRestriction")(),
+    "DefaultIngressClass": lambda ctx: _builtin("defaultingressclass", "DefaultIngressClass")(
+        ctx.lister("networking.k8s.io", "ingressclasses")),
 })
 
 
@@ -178,12 +226,18 @@ def default_enabled_plugins() -> list[str]:
 def validate_plugin_names(enable: Iterable[str], disable: Iterable[str]) -> list[str]:
     """
     Upstream C{AdmissionOptions.Validate}: one error text per unknown name
-    (C{enable-admission-plugins plugin "X" is unknown}, then the disable ones).
+    (C{enable-admission-plugins plugin "X" is unknown}, then the disable ones), then
+    C{[A B] in enable-admission-plugins and disable-admission-plugins overlapped} for names
+    in both.
     """
     known = set(ALL_ORDERED_PLUGINS)
     errs = [f'enable-admission-plugins plugin "{p}" is unknown' for p in enable if p not in known]
     errs += [f'disable-admission-plugins plugin "{p}" is unknown'
              for p in disable if p not in known]
+    both = sorted(set(enable) & set(disable))
+    if both:
+        errs.append(f"[{' '.join(both)}] in enable-admission-plugins and "
+                    "disable-admission-plugins overlapped")
     return errs
 
 

@@ -276,6 +276,15 @@ class KubeAPIServer:
 
         self.garbage_collector, self.pod_gc = install_collectors(
             self.server, self.stores, self.extra_namespaced_stores, clock)
+        from kubetwist.controlplane.garbagecollector import ServiceHook
+        from kubetwist.controlplane.storageprotection import StorageProtection
+
+        # the controllers that release StorageObjectInUseProtection's finalizers
+        self.storage_protection = StorageProtection(
+            self.stores[("", "persistentvolumeclaims")],
+            self.stores.get(("", "persistentvolumes")), self.stores[("", "pods")], clock)
+        ServiceHook("start-storage-protection-controller", self.storage_protection,
+                    clock).setServiceParent(self.server.hooks)
         self.server.add_post_start_hook("priority-and-fairness-config-producer",
                                         self.bootstrap_flowcontrol)
         self.apf_status = None

@@ -214,6 +214,12 @@ class APIGroupVersion:
     @staticmethod
     def _subresource(h: ResourceHandlers):
         async def subresource(request, namespace, name, subresource):
+            connect_options = getattr(h.subresources.get(subresource), "connect_options", None)
+            if connect_options is not None:
+                # a connect subresource (exec, attach, portforward, proxy): admission with
+                # operation CONNECT first, as upstream's ConnectResource
+                await h.connect_admission(request, namespace, name, subresource,
+                                          connect_options(request, name))
             m = request.method
             if m in (b"GET", b"HEAD"):
                 return await h.get_subresource(request, namespace, name, subresource)

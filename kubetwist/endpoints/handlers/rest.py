@@ -97,6 +97,19 @@ class ResourceHandlers:
             warn=lambda text: _add_warnings(request, [text]),
         )
 
+    async def connect_admission(self, request: Any, namespace: str, name: str,
+                                subresource: str, options: dict) -> None:
+        """
+        Both admission phases for a connect subresource (upstream C{ConnectResource}):
+        operation C{CONNECT}, the C{options} object (C{PodExecOptions}, ...) as the object,
+        no operation options, never a dry run.
+
+        @raise StatusError: a plugin's refusal.
+        """
+        admission = self._admission(request, namespace, name, subresource, False, options={})
+        if admission.connect is not None:
+            await admission.connect(options)
+
     def _respond(self, request: Any, code: int, obj: dict, out: Output,
                  convertor_store: Optional[Store] = None) -> None:
         """Write one object in the negotiated form.

@@ -262,6 +262,27 @@ class PodStreamREST(_PodREST):
             raise errors.new_bad_request("Upgrade request required")
         raise unknown_error(f"error dialing backend: {_connection_refused(host, port)}")
 
+    def connect_options(self, request: Any, name: str) -> dict:
+        """Upstream C{NewConnectOptions} decoded from the query, as admission sees it: a
+        C{v1 PodExecOptions}, C{PodAttachOptions} or C{PodPortForwardOptions} object."""
+        q = _query(request)
+        if self.kind == "portforward":
+            out: dict[str, Any] = {"kind": "PodPortForwardOptions", "apiVersion": "v1"}
+            ports = [int(p) for p in q.get("ports", []) if p.strip().isdigit()]
+            if ports:
+                out["ports"] = ports
+            return out
+        kind = "PodExecOptions" if self.kind == "exec" else "PodAttachOptions"
+        out = {"kind": kind, "apiVersion": "v1"}
+        for key in ("stdin", "stdout", "stderr", "tty"):
+            if _bool(q, key):
+                out[key] = True
+        if _first(q, "container"):
+            out["container"] = _first(q, "container")
+        if self.kind == "exec":
+            out["command"] = q.get("command") or None
+        return out
+
     async def get(self, request: Any, handlers: Any, namespace: str, name: str,
                   out: Any) -> None:
         await self.connect(request, namespace, name)
@@ -301,6 +322,24 @@ def _global_unicast(ip: str) -> bool:
 
 class _ProxyREST:
     """The five proxy verbs onto one C{locate} coroutine."""
+
+    #: the kind of the connect options (upstream C{NewConnectOptions})
+    options_kind = "PodProxyOptions"
+
+    def connect_options(self, request: Any, name: str) -> dict:
+        """The C{v1 <Kind>ProxyOptions} object admission sees: C{path} is the request path
+        after C{.../<name>/proxy} (upstream C{getRequestOptions} with a subpath)."""
+        path = request.path.decode("latin-1") if isinstance(request.path, bytes) \
+            else request.path
+        marker = f"/{name}/proxy"
+        at = path.find(marker)
+        sub = path[at + len(marker):] if at >= 0 else ""
+        out: dict[str, Any] = {"kind": self.options_kind, "apiVersion": "v1"}
+        if sub and sub != "/":
+            out["path"] = sub
+        elif sub == "/":
+            out["path"] = "/"
+        return out
 
     async def locate(self, namespace: str, ident: str) -> str:
         raise errors.new_internal_error("no proxy location")
@@ -364,6 +403,8 @@ class PodProxyREST(_ProxyREST):
 class NodeProxyREST(_ProxyREST):
     """C{nodes/<name[:port]>/proxy[/path]} (upstream C{node.ResourceLocation})."""
 
+    options_kind = "NodeProxyOptions"
+
     def __init__(self, nodes: Store) -> None:
         self.nodes = nodes
 
@@ -390,6 +431,8 @@ class NodeProxyREST(_ProxyREST):
 
 class ServiceProxyREST(_ProxyREST):
     """C{services/<name[:port]>/proxy[/path]} (upstream service C{ResourceLocation})."""
+
+    options_kind = "ServiceProxyOptions"
 
     def __init__(self, services: Store, endpoints_of: Any) -> None:
         """@param endpoints_of: returns the Endpoints L{Store}."""

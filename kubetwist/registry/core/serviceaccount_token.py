@@ -11,6 +11,7 @@ echoed (defaults filled in) and C{status: {"token", "expirationTimestamp"}}.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -193,8 +194,13 @@ class TokenREST:
     async def create(self, namespace: str, name: str, obj: dict, dry_run: list[str],
                      admission: Callable[[str, str], Any]) -> tuple[int, dict, list[str]]:
         """C{POST .../serviceaccounts/<name>/token} with the decoded body: C{(201, the issued
-        TokenRequest, warnings)}."""
-        result, warnings = await self.issue(namespace, name, token_request(obj))
+        TokenRequest, warnings)}.  Mutating admission sees the request first, validating
+        admission after its static validation (upstream's handler and C{TokenREST.Create})."""
+        req = token_request(obj)
+        chain = admission(name, "token") if admission is not None else None
+        if chain is not None:
+            await chain.mutate("CREATE", req, None)
+        result, warnings = await self.issue(namespace, name, req, chain)
         return 201, result, warnings
 
     async def _get(self, store: Any, resource: str, namespace: str, name: str) -> dict:
@@ -202,17 +208,20 @@ class TokenREST:
             raise errors.new_not_found("", resource, name)
         return await store.get(namespace, name)
 
-    async def issue(self, namespace: str, name: str, req: dict) -> tuple[dict, list[str]]:
+    async def issue(self, namespace: str, name: str, req: dict,
+                    admission: Any = None) -> tuple[dict, list[str]]:
         """
         Upstream C{TokenREST.Create} on a decoded request.
 
         @param req: C{{"kind", "apiVersion", "metadata": {...}, "spec": {["audiences"],
             ["expirationSeconds"], ["boundObjectRef"]}}}.
         @return: C{(TokenRequest with status, warnings)}.
+        @param admission: the request's admission (its C{validate} runs after the static
+            validation), or L{None}.
         @raise StatusError: 422 Invalid (name/namespace mismatch, expirationSeconds out of
-            range), 404 NotFound (the ServiceAccount or the bound object), 400 BadRequest
-            (an unsupported bound kind, a Pod of another ServiceAccount), 409 Conflict (bound
-            uid mismatch).
+            range), an admission refusal, 404 NotFound (the ServiceAccount or the bound
+            object), 400 BadRequest (an unsupported bound kind, a Pod of another
+            ServiceAccount), 409 Conflict (bound uid mismatch).
         """
         meta = req["metadata"]
         spec = req["spec"]
@@ -237,6 +246,9 @@ class TokenREST:
         errs = validate_token_request(req)
         if errs:
             raise errors.new_invalid(GROUP, KIND, "", errs)
+        if admission is not None:
+            await admission.validate("CREATE", {**copy.deepcopy(req), "metadata": {
+                **copy.deepcopy(meta), **metadata}}, None)
 
         pod = secret = node = None
         ref = spec.get("boundObjectRef")

@@ -16,7 +16,7 @@ from zope.interface import implementer
 from kubetwist.apimachinery import patch as patchlib
 from kubetwist.apimachinery.fieldmanager import owns_field
 from kubetwist.apimachinery.selectors import label_selector_to_string
-from kubetwist.registry.generic.store import Store
+from kubetwist.registry.generic.store import Admission, Store
 from kubetwist.registry.rest import IGetter, IPatcher, IUpdater
 from kubetwist.runtime import codec, errors
 from kubetwist.runtime import field as fe
@@ -149,8 +149,34 @@ class ScaleREST:
                 return record(current, new)
             return new
 
-        obj, _ = await self.store.update(namespace, name, transform, admission, dry_run)
+        obj, _ = await self.store.update(namespace, name, transform,
+                                         self._scale_admission(admission), dry_run)
         return self.to_scale(obj)
+
+    def _scale_admission(self, admission: Any) -> Any:
+        """
+        Admission on the C{Scale} objects, not the parent (upstream's
+        C{toScaleUpdateValidation} and the handler's admission on the decoded Scale): the new
+        and old parents become Scales; replicas a mutating plugin set are written back.
+        """
+        if admission is None:
+            return admission
+
+        async def mutate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:
+            scale = self.to_scale(obj) if obj is not None else None
+            await admission.mutate(operation, scale,
+                                   self.to_scale(old) if old is not None else None)
+            if scale is not None and obj is not None:
+                replicas = (scale.get("spec") or {}).get("replicas", 0)
+                if isinstance(replicas, int) and not isinstance(replicas, bool) and \
+                        replicas != self.to_scale(obj).get("spec", {}).get("replicas", 0):
+                    self.set_replicas(obj, replicas)
+
+        async def validate(operation: str, obj: Optional[dict], old: Optional[dict]) -> None:
+            await admission.validate(operation, self.to_scale(obj) if obj is not None else None,
+                                     self.to_scale(old) if old is not None else None)
+
+        return Admission(mutate=mutate, validate=validate)
 
 
 def patch_scale(scale: dict, ctype: str, body: bytes) -> Any:

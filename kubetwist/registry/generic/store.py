@@ -637,9 +637,10 @@ class Store:
         first = self._before_delete(copy.deepcopy(current), options)
         if first.pending:
             return self._finalize_delete(current), False
-        # upstream AdmissionToValidateObjectDeleteFunc: mutating, then validating admission
-        await admission.mutate("DELETE", current, current)
-        await admission.validate("DELETE", current, current)
+        # upstream AdmissionToValidateObjectDeleteFunc: mutating, then validating admission,
+        # no object and the stored one as the old object
+        await admission.mutate("DELETE", None, current)
+        await admission.validate("DELETE", None, current)
         pending_finalizers = self.has_pending_finalizers(current)
         finalizers_change, _ = deletion.gc_finalizers(self.gc_policy, current, options)
         ignore_not_found = False
