@@ -529,7 +529,7 @@ def storage_health_check(storage: Any, name: str) -> Any:
 
 def _default_route_address() -> Optional[str]:
     """The IPv4 address of the default route's interface (Linux C{/proc/net/route} and
-    C{SIOCGIFADDR}), as upstream C{utilnet.ChooseHostInterface}; L{None} if unknown."""
+    C{SIOCGIFADDR}), as upstream C{utilnet.ChooseHostInterface}; C{None} if unknown."""
     try:
         import fcntl
         import struct
@@ -566,7 +566,7 @@ def host_address() -> str:
 
 def _custom_resource_store(apiextensions: Any, api_version: str, kind: str) -> Any:
     """The store of the served custom resource of C{kind} in C{api_version}'s group (the
-    params of admission policies), or L{None}."""
+    params of admission policies), or C{None}."""
     group, _, version = api_version.rpartition("/")
     for name, versions in apiextensions.served.items():
         spec = (apiextensions.crd_objects.get(name) or {}).get("spec") or {}

@@ -596,7 +596,7 @@ class Options(usage.Options):
                 'format')
 
     def postOptions(self) -> None:
-        """Validate every value; a bad one is a one-line L{usage.UsageError}."""
+        """Validate every value; a bad one is a one-line C{usage.UsageError}."""
         o = self
         for key in ("secure-port", "max-requests-inflight", "max-mutating-requests-inflight",
                     "min-request-timeout"):
@@ -695,7 +695,7 @@ class Options(usage.Options):
 def _audit_flags(o: Options) -> None:
     """The C{--audit-*} flags (upstream C{AuditOptions.Validate}, and the policy file loaded
     as C{ApplyTo} loads it): numbers and durations parsed, a bad value or policy file a
-    one-line L{usage.UsageError} (C{loading audit policy file: rules[0].level: Unsupported
+    one-line C{usage.UsageError} (C{loading audit policy file: rules[0].level: Unsupported
     value: ...: from file p})."""
     from kubetwist.audit import validate_options
 

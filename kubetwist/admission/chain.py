@@ -73,7 +73,7 @@ class AdmissionChain:
                  metrics: Any = None, timer: Callable[[], float] = time.perf_counter) -> None:
         """
         @param metrics: an L{AdmissionMetrics <kubetwist.admission.metrics.AdmissionMetrics>}
-            (may be set later as C{self.metrics}), or L{None}: no metrics.
+            (may be set later as C{self.metrics}), or C{None}: no metrics.
         @param timer: C{() -> seconds} for the durations the metrics record.
         """
         self.plugins = list(plugins)

@@ -66,14 +66,14 @@ class Attributes:
     @ivar subresource: C{status}, C{scale}, ..., or C{""}.
     @ivar namespace: C{""} for cluster-scoped resources.
     @ivar name: the object's name (for a create with C{generateName}: C{""} until generated).
-    @ivar object: the new object (mutable in C{admit}); L{None} for DELETE (upstream's
+    @ivar object: the new object (mutable in C{admit}); C{None} for DELETE (upstream's
         C{GetObject()}); for CONNECT the options object (C{PodExecOptions}, ...).
-    @ivar old_object: the stored object for UPDATE and DELETE, else L{None}.
+    @ivar old_object: the stored object for UPDATE and DELETE, else C{None}.
     @ivar options: the operation's options object as sent (C{CreateOptions},
-        C{UpdateOptions}, C{DeleteOptions} dicts), or L{None}.
+        C{UpdateOptions}, C{DeleteOptions} dicts), or C{None}.
     @ivar dry_run: the request has C{dryRun=All} (plugins with side effects must not act).
     @ivar user: the requesting L{UserInfo <kubetwist.authentication.user.UserInfo>}, or
-        L{None}.
+        C{None}.
     @ivar spec: the resource's L{ResourceSpec <kubetwist.registry.rest.ResourceSpec>} (scope,
         names), for plugins that need more than C{resource}.
     """

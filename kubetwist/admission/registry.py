@@ -6,7 +6,7 @@ C{--disable-admission-plugins}: upstream C{k8s.io/kubernetes/pkg/kubeapiserver/o
 C{k8s.io/apiserver/pkg/server/options/admission.go} (C{enabledPluginNames}, C{Validate}).
 
 Every name kube-apiserver v1.32 knows is recognised, in upstream's order.  A name whose plugin
-kubetwist has not built yet (L{PLUGINS} maps it to L{None}) is accepted and enabled as a
+kubetwist has not built yet (L{PLUGINS} maps it to C{None}) is accepted and enabled as a
 no-op: the server starts with the same flags as kube-apiserver, and the plugin's checks are
 simply not made (L{not_implemented} lists them).  A name kube-apiserver does not know fails at
 start with upstream's error (C{enable-admission-plugins plugin "X" is unknown}).
@@ -100,17 +100,17 @@ class PluginContext:
         dict, e.g. a C{PodSecurityConfiguration}) from C{--admission-control-config-file}
         (upstream's C{AdmissionConfiguration}); a plugin with none is absent.
     @ivar storage: the raw L{IStorage <kubetwist.storage.interfaces.IStorage>} (for plugins
-        that keep state of their own, such as the quota controller), or L{None}.
-    @ivar clock: the reactor (C{IReactorTime} at least), or L{None}.
+        that keep state of their own, such as the quota controller), or C{None}.
+    @ivar clock: the reactor (C{IReactorTime} at least), or C{None}.
     @ivar authorizer: the chain's L{IAuthorizer
         <kubetwist.authorization.authorizer.IAuthorizer>}; set by the composition root after
         the plugins are built, so read it at request time, not in a factory.
     @ivar resolver: the L{ServiceResolver <kubetwist.egress.resolver.ServiceResolver>} that
-        turns a C{service} reference into an address (webhooks), or L{None}.
+        turns a C{service} reference into an address (webhooks), or C{None}.
     @ivar add_post_start_hook: C{(name, hook) -> None}: register a post-start hook
         (C{hook() -> Deferred | None}, run once the server listens; upstream's
         C{PostStartHook}) for background work a plugin needs (watching configuration,
-        keeping quota status); L{None} in unit tests that need none.
+        keeping quota status); C{None} in unit tests that need none.
     """
 
     stores: Mapping[tuple[str, str], Any] = field(default_factory=dict)
@@ -122,7 +122,7 @@ class PluginContext:
     resolver: Any = None
     add_post_start_hook: Optional[Callable[[str, Callable[[], Any]], None]] = None
     #: C{() -> {prefix: APIGroupVersion}} of the whole server chain (equivalent resources,
-    #: conversion and defaulting for webhooks' C{matchPolicy: Equivalent}), or L{None}
+    #: conversion and defaulting for webhooks' C{matchPolicy: Equivalent}), or C{None}
     group_versions: Optional[Callable[[], Mapping[str, Any]]] = None
     #: C{(apiVersion, kind) -> store or None}: the store of any served kind, custom
     #: resources included (policy params); set by the composition root
@@ -132,7 +132,7 @@ class PluginContext:
     equivalents: Optional[Callable[[str, str], Any]] = None
 
     def config(self, name: str) -> Optional[Any]:
-        """The configuration of plugin C{name} (see C{configs}), or L{None}."""
+        """The configuration of plugin C{name} (see C{configs}), or C{None}."""
         return self.configs.get(name)
 
     def getter(self, group: str, resource: str) -> Callable[..., Awaitable[Optional[dict]]]:
@@ -177,7 +177,7 @@ def _builtin(module: str, name: str) -> Any:
     return getattr(importlib.import_module("kubetwist.admission.plugins." + module), name)
 
 
-#: C{name -> factory(context) -> plugin}; L{None}: recognised, not built yet (a no-op).
+#: C{name -> factory(context) -> plugin}; C{None}: recognised, not built yet (a no-op).
 PLUGINS: dict[str, Optional[Callable[[PluginContext], Any]]] = {
     name: None for name in ALL_ORDERED_PLUGINS}
 PLUGINS.update({

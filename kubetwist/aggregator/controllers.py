@@ -125,7 +125,7 @@ class Informers:
         return ServiceResolver(get_service, list_slices, get_endpoints, routing)
 
     def apiservice(self, name: str) -> Optional[dict]:
-        """The APIService C{name} as last seen, or L{None}."""
+        """The APIService C{name} as last seen, or C{None}."""
         return self.apiservices.items.get(("", name)) if self.apiservices else None
 
     def remote_apiservices(self) -> list[dict]:
@@ -137,7 +137,7 @@ class Informers:
 
 
 def available_condition(apiservice: dict) -> Optional[dict]:
-    """The C{Available} condition of an APIService, or L{None}."""
+    """The C{Available} condition of an APIService, or C{None}."""
     for c in (apiservice.get("status") or {}).get("conditions") or []:
         if c.get("type") == "Available":
             return c
@@ -322,7 +322,7 @@ class RemoteDocuments:
     def version_discovery(self, gv: tuple[str, str]) -> Optional[dict]:
         """C{gv}'s C{APIVersionDiscovery} (without C{freshness}): from the backend's
         aggregated document when it served one, else converted from its C{APIResourceList};
-        L{None} before the first answer."""
+        C{None} before the first answer."""
         found = self.aggregated.get(gv)
         if found is not None:
             return found
@@ -469,7 +469,7 @@ class AvailabilityController:
 
     # --- event sources --------------------------------------------------------------------------
     def apiservice_changed(self, key: Optional[tuple]) -> None:
-        """The APIService informer's change: C{("", name)}, or L{None} after a (re)list."""
+        """The APIService informer's change: C{("", name)}, or C{None} after a (re)list."""
         if key is None:
             for (_, name) in list(self.informers.apiservices.items):
                 self.enqueue(name)
@@ -478,7 +478,7 @@ class AvailabilityController:
 
     def service_changed(self, key: Optional[tuple]) -> None:
         """A Service, Endpoints or EndpointSlice change: C{(namespace, service name)} (or
-        L{None}: every remote APIService)."""
+        C{None}: every remote APIService)."""
         for obj in self.informers.remote_apiservices():
             svc = obj["spec"]["service"]
             if key is None or (svc.get("namespace"), svc.get("name")) == key:
@@ -557,7 +557,7 @@ class AvailabilityController:
         """
         Check one APIService and write its condition when it changed.
 
-        @return: L{False} when the check failed (it is retried with backoff).
+        @return: C{False} when the check failed (it is retried with backoff).
         """
         obj = self.informers.apiservice(name)
         if obj is None:

@@ -182,7 +182,7 @@ class ProxyTarget:
     @ivar namespace: C{spec.service.namespace}.
     @ivar service: C{spec.service.name}.
     @ivar port: C{spec.service.port} (default 443).
-    @ivar ca_bundle: C{spec.caBundle} as PEM bytes, or L{None}.
+    @ivar ca_bundle: C{spec.caBundle} as PEM bytes, or C{None}.
     @ivar insecure: C{spec.insecureSkipTLSVerify}.
     """
 
@@ -200,7 +200,7 @@ class ProxyTarget:
 
 
 def target_of(apiservice: dict) -> Optional[ProxyTarget]:
-    """The L{ProxyTarget} of an APIService object (L{None} for a local one)."""
+    """The L{ProxyTarget} of an APIService object (C{None} for a local one)."""
     import base64
 
     spec = apiservice.get("spec") or {}
@@ -323,7 +323,7 @@ class Proxy:
     @param resolve: C{async (namespace, name, port) -> Address}
         (L{ServiceResolver.resolve <kubetwist.egress.resolver.ServiceResolver.resolve>}).
     @param client_certificate: the front-proxy C{PrivateCertificate}
-        (C{--proxy-client-cert-file}, C{--proxy-client-key-file}), or L{None}.
+        (C{--proxy-client-cert-file}, C{--proxy-client-key-file}), or C{None}.
     @param on_backend_error: called with the APIService's name when its backend cannot be
         reached (the availability controller rechecks it).
     @param header_names: the L{HeaderNames} the user is sent in.

@@ -157,11 +157,11 @@ class AggregatorConfig:
     """
     The aggregator's flags.
 
-    @ivar routing: upstream C{--enable-aggregator-routing} (kubetwist's default L{True}: a
+    @ivar routing: upstream C{--enable-aggregator-routing} (kubetwist's default C{True}: a
         Service resolves to an endpoint's address, not to its ClusterIP).
     @ivar client_certificate: the C{PrivateCertificate} of C{--proxy-client-cert-file} and
-        C{--proxy-client-key-file}, or L{None}.
-    @ivar reactor: the reactor the proxy and the discovery checks connect with (L{None}: the
+        C{--proxy-client-key-file}, or C{None}.
+    @ivar reactor: the reactor the proxy and the discovery checks connect with (C{None}: the
         aggregator's clock, which must then be a reactor).
     @ivar header_names: the L{HeaderNames <kubetwist.aggregator.proxy.HeaderNames>} of the
         user (default upstream's C{X-Remote-*}).
@@ -175,7 +175,7 @@ class AggregatorConfig:
 
 def load_proxy_client_certificate(cert_file: str, key_file: str) -> Any:
     """The front-proxy client certificate of C{--proxy-client-cert-file} and
-    C{--proxy-client-key-file} as a C{PrivateCertificate} (L{None} when neither is given).
+    C{--proxy-client-key-file} as a C{PrivateCertificate} (C{None} when neither is given).
 
     @raise ValueError: only one of the two is given, or they cannot be read."""
     from twisted.internet import ssl

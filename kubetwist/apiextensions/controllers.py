@@ -148,7 +148,7 @@ def _ordered_names(names: dict) -> dict:
 
 def nonstructural_condition(crd: dict) -> dict | None:
     """Upstream C{calculateCondition} of the non-structural-schema controller: a C{True}
-    condition listing the violations, or L{None} when every schema is structural."""
+    condition listing the violations, or C{None} when every schema is structural."""
     errs = []
     for i, ver in enumerate(crdv.versions(crd)):
         schema = (ver.get("schema") or {}).get("openAPIV3Schema")
@@ -162,7 +162,7 @@ def nonstructural_condition(crd: dict) -> dict | None:
 
 
 def api_approval_condition(crd: dict) -> dict | None:
-    """Upstream C{apiapproval.calculateCondition}, or L{None} outside protected groups."""
+    """Upstream C{apiapproval.calculateCondition}, or C{None} outside protected groups."""
     group = (crd.get("spec") or {}).get("group", "")
     if not crdv.is_protected_community_group(group):
         return None

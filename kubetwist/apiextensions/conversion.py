@@ -97,7 +97,7 @@ class WebhookConverter:
     @param crd: the CRD (its C{spec.conversion.webhook} is read once, here).
     @param client_factory: C{ca_bundle_pem_or_None -> treq HTTPClient} (injected; the process
         passes L{tls_http_client} bound to its reactor).
-    @param reactor: for the request timeout, or L{None} for none.
+    @param reactor: for the request timeout, or C{None} for none.
     """
 
     def __init__(self, crd: dict, client_factory: Callable[[bytes | None], Any],

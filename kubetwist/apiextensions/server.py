@@ -94,7 +94,7 @@ class APIExtensionsServer:
     The last server of the chain (its delegate is the 404).
 
     @ivar served: C{{crd_name: {version: ServedVersion}}}, what is being served.
-    @ivar apiservice_sync: L{None} or C{async (set of (group, version)) -> None}, called with
+    @ivar apiservice_sync: C{None} or C{async (set of (group, version)) -> None}, called with
         every CRD group-version after each change (the aggregator's C{crdregistration}).
     @ivar conversion_client_factory: C{ca_bundle -> treq HTTPClient} for conversion webhooks.
     """

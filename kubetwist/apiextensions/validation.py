@@ -68,7 +68,7 @@ def version_of(crd: dict, name: str) -> dict | None:
 
 
 def schema_of(crd: dict, name: str) -> dict | None:
-    """The C{openAPIV3Schema} of version C{name}, or L{None}."""
+    """The C{openAPIV3Schema} of version C{name}, or C{None}."""
     ver = version_of(crd, name) or {}
     return ((ver.get("schema") or {}).get("openAPIV3Schema")) or None
 

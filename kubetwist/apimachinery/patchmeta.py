@@ -34,7 +34,7 @@ class PatchMeta:
         """
         @param name: the name used in error messages (C{Pod}, C{Container}).
         @param type_name: a full type name of L{kubetwist.runtime.types.TYPES}
-            (C{io.k8s.api.core.v1.PodSpec}), or L{None} for a schema with no fields (every
+            (C{io.k8s.api.core.v1.PodSpec}), or C{None} for a schema with no fields (every
             lookup then answers "no strategy").
         @param fields: instead of C{type_name}, C{{json name: FieldDef}} directly.
         """
@@ -94,7 +94,7 @@ def _builtin_group(group: str) -> bool:
 def patch_meta_for(group: str, kind: str, version: str | None = None) -> PatchMeta | None:
     """
     The root metadata for a built-in kind (in C{version} when given, else any served version
-    of it), or L{None} for kinds without Go types (custom resources, for which kube-apiserver
+    of it), or C{None} for kinds without Go types (custom resources, for which kube-apiserver
     refuses strategic merge patch with 415).
 
     A kind of a built-in group whose type table is still missing gets a root knowing only

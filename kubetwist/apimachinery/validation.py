@@ -127,7 +127,10 @@ def max_len_error(length: int) -> str:
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """C{<msg> (e.g. 'a',  or 'b', regex used for validation is '<fmt>')}, upstream's text."""
+    """
+    Upstream's regex error text: C{msg}, then the quoted examples after C{(e.g. } (joined by a
+    comma, with two spaces before C{or}), then C{regex used for validation is '<fmt>')}.
+    """
     if not examples:
         return f"{msg} (regex used for validation is '{fmt}')"
     # Upstream writes each example as "'x', " and puts " or " between them, which yields

@@ -299,7 +299,7 @@ def age(timestamp: str | None) -> str:
     Upstream C{translateTimestampSince}: C{HumanDuration(now - timestamp)} (C{5m}, C{3d4h}),
     or C{<unknown>} for a missing timestamp.
 
-    @param timestamp: RFC 3339 text (C{metav1.Time} or C{metav1.MicroTime}), or L{None}.
+    @param timestamp: RFC 3339 text (C{metav1.Time} or C{metav1.MicroTime}), or C{None}.
     """
     return translate_timestamp_since(timestamp, now())
 

@@ -5,7 +5,7 @@ plugins: L{policy} (the C{--audit-policy-file}), L{event} (C{audit.k8s.io/v1 Eve
 per-request L{AuditContext <event.AuditContext>}), L{backends}.  The filter that records the
 events is C{kubetwist/server/filters/audit.py}.
 
-L{from_options} builds the L{AuditConfig} of the C{--audit-*} flags (L{None} when no policy
+L{from_options} builds the L{AuditConfig} of the C{--audit-*} flags (C{None} when no policy
 file or no backend is given: no auditing, as upstream).
 """
 
@@ -91,7 +91,7 @@ def validate_options(o: Any) -> Optional[str]:
     on: C{--audit-log-path}, C{--audit-webhook-config-file}; several errors as C{[a, b]}),
     then the policy load and the webhook set-up of C{ApplyTo}: the problem of the C{--audit-*}
     flags as one line (C{loading audit policy file: ...}, C{initializing audit webhook:
-    invalid configuration: ...}), or L{None}.
+    invalid configuration: ...}), or C{None}.
     """
     errs: list[str] = []
     if o.get("audit-log-path"):
@@ -123,7 +123,7 @@ def validate_options(o: Any) -> Optional[str]:
 def from_options(o: Any, reactor: Any) -> Optional[AuditConfig]:
     """
     The L{AuditConfig} of validated C{--audit-*} options (see L{validate_options}; durations
-    already in seconds); the caller starts the backend (C{run()}); L{None} without a
+    already in seconds); the caller starts the backend (C{run()}); C{None} without a
     policy file or without a backend.
 
     @raise PolicyError: the policy file changed into a bad one since validation.

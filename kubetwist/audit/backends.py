@@ -544,8 +544,8 @@ class WebhookTarget:
     """Where and how the webhook backend posts (from its kubeconfig).
 
     @ivar server: the URL.
-    @ivar trust: a Twisted trust root of the C{certificate-authority}, or L{None} (system).
-    @ivar client_cert: a C{PrivateCertificate} of the client certificate and key, or L{None}.
+    @ivar trust: a Twisted trust root of the C{certificate-authority}, or C{None} (system).
+    @ivar client_cert: a C{PrivateCertificate} of the client certificate and key, or C{None}.
     @ivar token: the bearer token, or C{""}.
     """
 

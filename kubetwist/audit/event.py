@@ -50,7 +50,7 @@ def micro_time(seconds: float) -> str:
 
 def user_dict(user: Any) -> dict:
     """Upstream C{authnv1.UserInfo} JSON of a L{UserInfo}: C{username}, C{uid}, C{groups},
-    C{extra} (each left out when empty); L{None}: C{{}}."""
+    C{extra} (each left out when empty); C{None}: C{{}}."""
     if user is None:
         return {}
     out: dict = {}
@@ -131,7 +131,7 @@ class AuditContext:
     @ivar annotations: C{key -> value} audit annotations (authorization, admission).
     @ivar impersonated_user: the user the request acts as, when impersonating.
     @ivar response_status: the C{responseStatus} so far (C{code}; failures: the Status
-        fields), or L{None}.
+        fields), or C{None}.
     """
 
     def __init__(self, config: RequestAuditConfig, fields: dict, received_at: float) -> None:
@@ -308,7 +308,7 @@ def event_string(ev: dict) -> str:
 # --- the hooks handlers call (no-ops when the request is not audited) --------------------------
 
 def context_of(request: Any) -> Optional[AuditContext]:
-    """The request's L{AuditContext}, or L{None} when it is not audited."""
+    """The request's L{AuditContext}, or C{None} when it is not audited."""
     ctx = getattr(request, "__dict__", {}).get("kube_context")
     return getattr(ctx, "audit", None) if ctx is not None else None
 

@@ -83,7 +83,7 @@ class PolicyRule:
     omit_managed_fields: Optional[bool] = None
 
     def matches(self, user: Any, info: Any) -> bool:
-        """Upstream C{ruleMatches} for the request's C{user} (a C{UserInfo} or L{None}) and
+        """Upstream C{ruleMatches} for the request's C{user} (a C{UserInfo} or C{None}) and
         C{info} (its C{RequestInfo})."""
         if self.users and (user is None or user.name not in self.users):
             return False

@@ -3,7 +3,7 @@
 Authenticator interfaces: upstream C{k8s.io/apiserver/pkg/authentication/authenticator}.
 
 Upstream's C{AuthenticateRequest} returns C{(response, ok, err)}; here an authenticator returns
-a L{Deferred} (a token lookup may need storage or a webhook, and must never block the reactor)
+a C{Deferred} (a token lookup may need storage or a webhook, and must never block the reactor)
 that fires with a L{UserInfo} (ok), C{None} (no opinion: no credentials of its kind) or fails
 with L{AuthenticationError} (credentials of its kind are present but invalid).  Authenticators
 that can answer at once return an already-fired Deferred, so the filter chain stays

@@ -355,7 +355,7 @@ def authentication_config(config_file: str, anonymous_flag: bool, anonymous_flag
     file's C{anonymous} wins over C{--anonymous-auth} and a file makes the C{--oidc-*} flags
     ignored, without an error (the source's C{FlagsSet} checks do not fire there).
 
-    @param oidc: keyword arguments of L{oidc_flags_config}, or L{None} (no C{--oidc-*}).
+    @param oidc: keyword arguments of L{oidc_flags_config}, or C{None} (no C{--oidc-*}).
     @return: C{{"jwt": [...], "anonymous": {"enabled": bool, "conditions": [...]}}}
         (C{"flag": True} in C{anonymous} when it comes from C{--anonymous-auth}).
     @raise ConfigError: a bad file, C{--anonymous-auth} given with a file C{anonymous}

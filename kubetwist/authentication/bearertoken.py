@@ -19,7 +19,8 @@ from kubetwist.authentication.authenticator import (
 )
 from kubetwist.authentication.user import UserInfo
 
-#: Upstream's warning for C{Authorization: Bearer  <token>} (two spaces).
+#: Upstream's warning for an C{Authorization} header with two spaces between C{Bearer} and the
+#: token.
 INVALID_TOKEN_WITH_SPACE_WARNING = (
     "the provided Authorization header contains extra space before the bearer token, "
     "and is ignored"

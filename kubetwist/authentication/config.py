@@ -48,7 +48,7 @@ def new_request_authenticator(
     token_cache: Callable[[ITokenAuthenticator], ITokenAuthenticator] | None = None,
 ) -> IAuthenticator | None:
     """
-    kube-apiserver's authenticator chain:
+    kube-apiserver's authenticator chain::
 
         union-fail-on-error(
             authenticated-group-adder(union(requestheader, x509, bearer(T), websocket(T)))),

@@ -40,7 +40,7 @@ def certificates_from_pem(pem: bytes) -> list[Any]:
 class TLSPolicy:
     """
     Client TLS for every C{https://} URL: verify the server against C{trust_root} (the
-    platform's store when L{None}) and the URL's host, present C{client_certificate}; with
+    platform's store when C{None}) and the URL's host, present C{client_certificate}; with
     C{insecure} nothing is verified (C{insecure-skip-tls-verify}).
     """
 
@@ -68,7 +68,7 @@ class TLSPolicy:
 def tls_policy(ca_pem: Optional[bytes] = None, cert_pem: Optional[bytes] = None,
                key_pem: Optional[bytes] = None, insecure: bool = False) -> IPolicyForHTTPS:
     """
-    The policy for a CA bundle, client certificate and key (PEM bytes, any may be L{None}).
+    The policy for a CA bundle, client certificate and key (PEM bytes, any may be C{None}).
 
     @raise ValueError: unparseable PEM.
     """

@@ -123,7 +123,7 @@ class Authentication:
     """
     The assembled authentication.
 
-    @ivar authenticator: the request authenticator (or L{None}: nothing configured).
+    @ivar authenticator: the request authenticator (or C{None}: nothing configured).
     @ivar getter: the storage reader of the service-account lookup and bootstrap tokens;
         L{set_storage} gives it the storage once it exists.
     @ivar x509_cas: the CAs client certificates authenticate against (without the

@@ -49,7 +49,7 @@ class WebhookClientConfig:
     What the kubeconfig says about reaching the webhook.
 
     @ivar server: the URL to POST to.
-    @ivar ca_pem: C{certificate-authority(-data)} PEM, or L{None} (platform roots).
+    @ivar ca_pem: C{certificate-authority(-data)} PEM, or C{None} (platform roots).
     """
 
     server: str

@@ -80,7 +80,7 @@ class UnionAuthorizer:
     """
     Upstream C{union.New}: the first authorizer with an opinion (allow or deny) decides and
     later ones are not asked; with no opinion at all, the reasons of every member are joined
-    with C{"\n"}.  An evaluation error of a member (a third element of its answer) is
+    with a newline.  An evaluation error of a member (a third element of its answer) is
     collected the same way (upstream aggregates them: C{[e1, e2]} for more than one) and
     answered as C{(decision, reason, error)}; the authorization filter turns an error without
     an allow into a 500.

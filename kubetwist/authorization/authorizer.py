@@ -33,7 +33,7 @@ class Attributes:
     What a request asks to do (upstream C{authorizer.AttributesRecord}).
 
     @ivar user: the authenticated user (a L{kubetwist.authentication.user.UserInfo}: C{name},
-        C{uid}, C{groups}, C{extra}), or L{None}.
+        C{uid}, C{groups}, C{extra}), or C{None}.
     @ivar verb: for resource requests the API verb (C{get list watch create update patch delete
         deletecollection}, or a special verb such as C{impersonate}, C{escalate}, C{bind}); for
         other requests the lower-cased HTTP method.

@@ -634,7 +634,7 @@ class ReloadingAuthorizer:
     @param path: the file.
     @param entries: its validated L{AuthorizerEntry} list at start.
     @param config: the L{AuthorizerConfig <kubetwist.authorization.AuthorizerConfig>}
-        (C{reactor} schedules the reloads; L{None}: no reloads).
+        (C{reactor} schedules the reloads; C{None}: no reloads).
     """
 
     def __init__(self, path: str, entries: list[AuthorizerEntry], config: Any) -> None:

@@ -83,9 +83,9 @@ class WebhookTarget:
     Where and how to call a webhook, from a kubeconfig file (upstream C{rest.Config}).
 
     @ivar server: the URL the review is POSTed to (its path is used as is).
-    @ivar ca_pem: PEM of the certificate authorities trusted for the server, or L{None} for
+    @ivar ca_pem: PEM of the certificate authorities trusted for the server, or C{None} for
         the platform's.
-    @ivar cert_pem: the client certificate (PEM) or L{None}; C{key_pem} its private key.
+    @ivar cert_pem: the client certificate (PEM) or C{None}; C{key_pem} its private key.
     @ivar token: a bearer token sent as C{Authorization}, or C{""}.
     """
 
@@ -534,7 +534,7 @@ def compile_match_conditions(conditions: list, path: Any = None
     boolean expression.
 
     @param path: the L{Path <kubetwist.runtime.field.Path>} the C{matchConditions}
-        field is under (L{None}: the top).
+        field is under (C{None}: the top).
     @return: C{(matcher or None, field errors)}.
     """
     from kubetwist.runtime.field import Path, duplicate, invalid, required, too_many
@@ -677,7 +677,7 @@ class WebhookAuthorizer:
     @param authorized_ttl: seconds an allowed answer is cached (0: not cached).
     @param unauthorized_ttl: seconds any other answer is cached.
     @param decision_on_error: what a failed call decides (L{NO_OPINION} or L{DENY}).
-    @param matcher: a L{CELMatcher} or L{None} (every request is sent).
+    @param matcher: a L{CELMatcher} or C{None} (every request is sent).
     @param timeout: seconds each attempt may take.
     @param retry_backoff: C{(duration, factor, jitter, steps)}.
     @param token: a bearer token to send, or C{""}.
@@ -827,8 +827,8 @@ def _registered(api_version: str) -> bool:
 def _decode_review(body: bytes, api_version: str) -> dict:
     """
     Upstream's rest client C{Result.Into} a C{SubjectAccessReview} of C{api_version}: JSON
-    (a body starting with C{{}) or else YAML; a missing kind and apiVersion default to the
-    expected ones.
+    (a body starting with an opening brace) or else YAML; a missing kind and apiVersion
+    default to the expected ones.
 
     @return: the answer's C{status}.
     @raise WebhookError: upstream's decoding error text.

@@ -136,8 +136,10 @@ def _substring(s: str, start: int, end: int | None = None) -> str:
     return s[start:end]
 
 
-_GO_SPACE = " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008" \
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+_GO_SPACE = "".join(map(chr, (
+    0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x85, 0xA0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003,
+    0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F,
+    0x3000)))
 
 
 def _join(values: list, sep: str = "") -> str:

@@ -175,7 +175,7 @@ async def sync_configmap(configmaps: Any, namespaces: Any, info: ClusterAuthenti
     missing; nothing is written when the ConfigMap already says it all.
 
     @param configmaps: the C{configmaps} Store; C{namespaces} the C{namespaces} Store.
-    @return: the written ConfigMap, or L{None} when nothing changed.
+    @return: the written ConfigMap, or C{None} when nothing changed.
     """
     now = now or _utcnow()
     try:

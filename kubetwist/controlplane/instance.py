@@ -51,15 +51,15 @@ class ControlPlaneConfig:
     @ivar advertise_address: the IP written into the C{kubernetes} Endpoints.
     @ivar secure_port: the port written into the C{kubernetes} Endpoints.
     @ivar root_ca_pem: the CA clients should trust (C{kube-root-ca.crt}).
-    @ivar admission_plugins: the enabled admission plugin names, in order (L{None}: upstream's
+    @ivar admission_plugins: the enabled admission plugin names, in order (C{None}: upstream's
         default set, L{kubetwist.admission.registry.default_enabled_plugins}).
     @ivar enable_priority_and_fairness: C{--enable-priority-and-fairness} (off: no config
         consumer, so no FlowSchema status, as upstream).
     @ivar admission_configs: C{{plugin name: configuration dict}} read from
-        C{--admission-control-config-file} (L{None}: no file).
+        C{--admission-control-config-file} (C{None}: no file).
     @ivar cluster_authentication: the L{ClusterAuthenticationInfo
         <kubetwist.controlplane.clusterauthenticationtrust.ClusterAuthenticationInfo>} published
-        in C{kube-system/extension-apiserver-authentication} (L{None}: not published).
+        in C{kube-system/extension-apiserver-authentication} (C{None}: not published).
     """
 
     service_cidr: str = "10.0.0.0/24"

@@ -47,7 +47,7 @@ class PodGC(SweepService):
     Force-deletes terminating pods no kubelet will finish (see the module docstring).
 
     @param pods: the pods Store.
-    @param nodes: the nodes Store, or L{None} (then no node exists).
+    @param nodes: the nodes Store, or C{None} (then no node exists).
     @param clock: C{IReactorTime} the sweeps run on; also "now" for grace expiry.
     @param interval: seconds between sweeps.
     """

@@ -64,7 +64,7 @@ class StorageProtection(SweepService):
     docstring).
 
     @param claims: the persistentvolumeclaims Store.
-    @param volumes: the persistentvolumes Store, or L{None}.
+    @param volumes: the persistentvolumes Store, or C{None}.
     @param pods: the pods Store.
     """
 

@@ -21,7 +21,7 @@ from kubetwist.apimachinery.wait import PeriodicService
 class SweepService(PeriodicService):
     """
     Runs C{self.sweep()} (an C{async} method of the subclass) on C{clock}: at start, then
-    every C{interval} seconds after the previous sweep ended, and at once on L{trigger}
+    every C{interval} seconds after the previous sweep ended, and at once on C{trigger}
     (the schedule of L{PeriodicService}).
 
     @ivar clock: C{IReactorTime} the sweeps are scheduled on.

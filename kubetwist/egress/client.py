@@ -36,7 +36,7 @@ _BEGIN = b"-----BEGIN CERTIFICATE-----"
 
 def ca_bundle_bytes(client_config: dict) -> Optional[bytes]:
     """The C{caBundle} of a C{clientConfig} as PEM bytes (the API carries it base64 in JSON;
-    a bytes value is taken as PEM already), or L{None}."""
+    a bytes value is taken as PEM already), or C{None}."""
     ca = client_config.get("caBundle")
     if not ca:
         return None
@@ -103,9 +103,9 @@ class EgressClients:
     (server name, CA bundle, insecure) so repeated webhook calls reuse connections.
 
     @param reactor: the reactor (C{IReactorTCP}, C{IReactorTime}).
-    @param resolver: the L{ServiceResolver} for C{service} references (L{None}: only C{url}
+    @param resolver: the L{ServiceResolver} for C{service} references (C{None}: only C{url}
         configs resolve).
-    @param client_certificate: a C{PrivateCertificate} presented to every server, or L{None}.
+    @param client_certificate: a C{PrivateCertificate} presented to every server, or C{None}.
     @param max_clients: how many distinct clients are kept (bounded memory; the oldest is
         dropped beyond it).
     """
@@ -145,7 +145,7 @@ class EgressClients:
                insecure: bool = False) -> Any:
         """
         A treq C{HTTPClient} verifying C{server_name} against C{ca_bundle} (PEM bytes; the
-        system's roots when L{None}).
+        system's roots when C{None}).
 
         @raise ValueError: a C{ca_bundle} with no parseable certificate.
         """

@@ -115,14 +115,14 @@ class ServiceResolver:
     and Endpoints.
 
     @param get_service: C{(namespace, name) -> awaitable of Service dict} (failing with a
-        404 StatusError, or answering L{None}, when there is none).
+        404 StatusError, or answering C{None}, when there is none).
     @param list_slices: C{(namespace, service name) -> awaitable of [EndpointSlice dict]}
         labelled C{kubernetes.io/service-name=<name>}.
     @param get_endpoints: C{(namespace, name) -> awaitable of Endpoints dict or None}: read
         when the Service has no EndpointSlice (Endpoints written by hand or by a client that
         writes only those, as v1.32's resolver reads).
     @param routing: upstream C{--enable-aggregator-routing}: resolve to an endpoint
-        (L{True}, kubetwist's default) or to the Service's ClusterIP.
+        (C{True}, kubetwist's default) or to the Service's ClusterIP.
     """
 
     def __init__(self, get_service: Getter, list_slices: Optional[SliceLister] = None,

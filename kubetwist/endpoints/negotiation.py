@@ -111,7 +111,7 @@ def check_route_accept(request: Any, collection: bool = False) -> None:
     (no other wildcards), else 406 before anything runs.
 
     @param collection: a list/watch route (it also produces L{STREAMS}).
-    @raise StatusError: 406 C{NotAcceptable} C{406: Not Acceptable\n\nAvailable
+    @raise StatusError: 406 C{NotAcceptable} C{406: Not Acceptable\\n\\nAvailable
         representations: application/json, ...} with empty C{details} (upstream
         C{NewGenericServerResponse} of go-restful's error).
     """

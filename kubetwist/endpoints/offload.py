@@ -40,7 +40,7 @@ _paused_lock = threading.Lock()
 
 def configure(reactor: Any, pool: Any) -> None:
     """
-    Run large requests' work in C{pool} (a started L{twisted.python.threadpool.ThreadPool}),
+    Run large requests' work in C{pool} (a started C{twisted.python.threadpool.ThreadPool}),
     delivering results on C{reactor}; C{pool=None} runs everything inline again.
     """
     global _reactor, _pool

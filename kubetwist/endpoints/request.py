@@ -26,10 +26,10 @@ class RequestContext:
     @ivar request_info: the L{RequestInfo <kubetwist.endpoints.requestinfo.RequestInfo>}
         (set by the request-info filter).
     @ivar user: the authenticated (after impersonation: the impersonated)
-        L{UserInfo <kubetwist.authentication.user.UserInfo>}, or L{None} before
+        L{UserInfo <kubetwist.authentication.user.UserInfo>}, or C{None} before
         authentication.
     @ivar authenticated_user: the user the credentials named, when impersonation replaced
-        C{user}; else L{None}.
+        C{user}; else C{None}.
     @ivar audit_id: the request's audit ID (the C{Audit-ID} request header, or a new UUID);
         sent back as the C{Audit-Id} response header.
     @ivar warnings: the texts of the C{Warning: 299 - "..."} response headers, in order.
@@ -37,7 +37,7 @@ class RequestContext:
         from the in-flight limit and the timeout).
     @ivar received_at: seconds since the epoch when the chain first saw the request.
     @ivar audit: the request's L{AuditContext <kubetwist.audit.event.AuditContext>} when its
-        audit level is above C{None}, else L{None}.
+        audit level is above C{None}, else C{None}.
     """
 
     request_info: Any = None

@@ -337,10 +337,10 @@ class DelegatedAuthentication:
     @ivar authenticator: the request authenticator.
     @ivar client_cas: every CA the TLS layer must accept client certificates from (the client
         CA and the front proxy's CA, upstream C{ApplyClientCert}).
-    @ivar request_header: the front proxy's L{RequestHeaderConfig}, or L{None}.
+    @ivar request_header: the front proxy's L{RequestHeaderConfig}, or C{None}.
     @ivar reload: C{async () -> bool}: read the ConfigMap again and take its CAs and headers
         where the flags did not name them (upstream's dynamic CA and request-header
-        controllers); C{True} when something changed.  L{None} without a lookup.
+        controllers); C{True} when something changed.  C{None} without a lookup.
     """
 
     authenticator: Any
@@ -350,7 +350,7 @@ class DelegatedAuthentication:
 
 
 async def _get_configmap(client: Any, target: Any) -> Optional[dict]:
-    """The ConfigMap, L{None} when it does not exist (upstream: ignored).
+    """The ConfigMap, C{None} when it does not exist (upstream: ignored).
 
     @raise DelegationError: forbidden or failing (the Status message)."""
     url = target.server.rstrip("/") + CONFIGMAP_PATH

@@ -140,7 +140,7 @@ class ExtensionServerOptions(usage.Options):
             raise SystemExit(1) from None
 
     def postOptions(self) -> None:
-        """Parse every value; a bad one is a one-line L{usage.UsageError}."""
+        """Parse every value; a bad one is a one-line C{usage.UsageError}."""
         o = self
         if o["etcd-prefix"] is None:
             o["etcd-prefix"] = self.default_etcd_prefix

@@ -50,7 +50,7 @@ def new_strategy(kind: str, group: str, *, namespaced: bool = True,
     @param validate_update: C{(new, old) -> [FieldError]} (upstream C{ValidateUpdate}).
     @param default: the served version's defaulting (upstream C{SetDefaults_*}), run on every
         decoded body.
-    @param table: printer columns; L{None} for upstream's default table (C{Name},
+    @param table: printer columns; C{None} for upstream's default table (C{Name},
         C{Created At}).
     @param allow_unconditional_update: upstream C{AllowUnconditionalUpdate} (sample-apiserver:
         C{false}: an update must name the C{resourceVersion}).

@@ -406,7 +406,7 @@ class ConfigController:
         """
         Admit a classified request to its level's queues.
 
-        @return: L{None} when rejected; else the
+        @return: C{None} when rejected; else the
             L{Request <kubetwist.flowcontrol.queueset.Request>}, executing or waiting.
         """
         return classification.priority_level.queues.start_request(

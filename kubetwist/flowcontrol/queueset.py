@@ -221,7 +221,7 @@ class QueueSet:
         """
         Upstream C{StartRequest}.
 
-        @return: L{None} when rejected; else a L{Request}, executing at once or waiting (see
+        @return: C{None} when rejected; else a L{Request}, executing at once or waiting (see
             L{Request.wait}).
         """
         self._sync_time()

@@ -23,7 +23,7 @@ _SA_PREFIX = "system:serviceaccount:"
 
 
 def _members(values: Any, wildcard: str) -> frozenset | None:
-    """A rule list for L{_contains}-style lookups: L{None} for the lone wildcard."""
+    """A rule list for L{_contains}-style lookups: C{None} for the lone wildcard."""
     values = list(values or [])
     if len(values) == 1 and values[0] == wildcard:
         return None

@@ -142,7 +142,7 @@ def before_delete(obj: dict, options: dict, now: float, group: str, kind: str,
     C{deletionGracePeriodSeconds} on C{obj} (mutated in place, as are C{options}).
 
     @param now: the clock's time, in POSIX seconds.
-    @param check_graceful: the resource's C{CheckGracefulDelete}, or L{None} (not graceful).
+    @param check_graceful: the resource's C{CheckGracefulDelete}, or C{None} (not graceful).
     @raise StatusError: 422 Invalid (L{validate_delete_options}); 409 Conflict naming the kind
         (upstream passes the kind as the resource): C{Operation cannot be fulfilled on Pod "x":
         the UID in the precondition (...) does not match the UID in record (...). The object
@@ -222,7 +222,7 @@ def is_dry_run(options: dict[str, Any] | None) -> bool:
 
 
 def graceful_delete_check(group: str, resource: str) -> GracefulDeleteCheck | None:
-    """The C{CheckGracefulDelete} of a resource deleted gracefully (core pods), else L{None}."""
+    """The C{CheckGracefulDelete} of a resource deleted gracefully (core pods), else C{None}."""
     if group == "" and resource == "pods":
         from kubetwist.registry.core.pod import check_graceful_delete
 

@@ -136,7 +136,7 @@ class ITableConvertor(Interface):
     row = Attribute("C{obj -> list} of cells, one per column.")
 
 
-class IStandardStorage(IScoper, IGetter, ILister, IWatcher, ICreater, IPatcher,
+class IStandardStorage(IScoper, IPatcher, ILister, IWatcher, ICreater,
                        IGracefulDeleter, ICollectionDeleter):
     """Upstream C{rest.StandardStorage}: every verb (the generic Store)."""
 
@@ -217,7 +217,7 @@ class TableConvertor:
         "priority": 0}}; priority 1 columns appear only in C{kubectl get -o wide}.
     @ivar row: C{obj -> list} of cells, one per column (strings, ints; ages as C{"5m"} strings).
     @ivar order: C{items -> items}: the row order of a list, when the printer sorts it
-        (upstream C{printFlowSchemaList}); L{None} keeps the storage order.
+        (upstream C{printFlowSchemaList}); C{None} keeps the storage order.
     """
 
     columns: list[dict]
@@ -256,7 +256,7 @@ class Strategy:
     @ivar warnings: C{obj -> list[str]}: warnings for the C{Warning} header.
     @ivar field_attrs: C{obj -> dict[str, str]}: the field-selector attributes of an object
         (always at least C{metadata.name} and, when namespaced, C{metadata.namespace}).
-    @ivar table: printer columns, or L{None} for the default C{Name}/C{Created At} table.
+    @ivar table: printer columns, or C{None} for the default C{Name}/C{Created At} table.
     @ivar canonicalize: C{obj -> None}: last normalisation of a validated object before it is
         stored (upstream C{Canonicalize}).
     @ivar allow_create_on_update: PUT of a missing object creates it (upstream
@@ -266,7 +266,7 @@ class Strategy:
         subresource, when C{spec.selector} is not a C{LabelSelector} (ReplicationControllers).
     @ivar unknown_fields: C{obj -> list[str]}: drop the fields of a decoded body the kind does
         not have and return their dotted paths (C{spec.storageos.secretName}), for
-        C{fieldValidation}; L{None} when the kind does not check.
+        C{fieldValidation}; C{None} when the kind does not check.
     @ivar veto_delete: C{(namespace, name) -> None}: a veto run first in a delete of one
         object, before the object is read (upstream registries that wrap C{Store.Delete}, e.g.
         PriorityClasses); raises a C{StatusError}.

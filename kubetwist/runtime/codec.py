@@ -362,9 +362,9 @@ def encode_json_stream(obj: Any) -> bytes:
 
 def encode_json_indent(obj: Any) -> bytes:
     """
-    Go's C{json.MarshalIndent(obj, "", "  ")}: the pretty serializer (C{?pretty=1}, curl/Wget/
-    browser user agents) and C{responsewriters.WriteRawJSON} (C{/version}, errors no serializer
-    was negotiated for); no trailing newline.
+    Go's C{json.MarshalIndent} with no prefix and a two-space indent: the pretty serializer
+    (C{?pretty=1}, curl/Wget/browser user agents) and C{responsewriters.WriteRawJSON}
+    (C{/version}, errors no serializer was negotiated for); no trailing newline.
     """
     return go_escape(orjson.dumps(obj, option=orjson.OPT_INDENT_2))
 
@@ -637,8 +637,9 @@ def _yaml_numbers(doc: Any) -> Any:
 def yaml_duplicate_error(body: bytes) -> str | None:
     """
     The duplicate-key error C{sigs.k8s.io/yaml} C{UnmarshalStrict} gives for a YAML body
-    (C{error converting YAML to JSON: yaml: unmarshal errors:\n  line 7: key "a" already set in
-    map}), or C{None} when it has no duplicate keys.
+    (C{error converting YAML to JSON: yaml: unmarshal errors:}, then one two-space indented
+    C{line 7: key "a" already set in map} line per duplicate), or C{None} when it has no
+    duplicate keys.
     """
     from kubetwist.runtime import strict
 

@@ -63,7 +63,7 @@ class Expect:
 
     @property
     def type_name(self) -> Optional[str]:
-        """The kind's full type-table name, or L{None} (custom resources)."""
+        """The kind's full type-table name, or C{None} (custom resources)."""
         if not self.typed:
             return None
         return typetables.lookup_kind(self.group, self.version, self.kind)

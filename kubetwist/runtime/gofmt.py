@@ -7,7 +7,7 @@ C{strconv.Quote}, C{encoding/json}'s C{Marshal} and its error texts.  Every vali
 message, decoding error and Status detail that quotes a value uses these functions, so a
 value prints the same everywhere and exactly as kube-apiserver prints it.
 
-Values are decoded JSON (L{dict}, L{list}, L{str}, L{int}, L{float}, L{bool}, L{None}).  How a
+Values are decoded JSON (C{dict}, C{list}, C{str}, C{int}, C{float}, C{bool}, C{None}).  How a
 number prints depends on the Go type it was decoded into, which the caller knows:
 C{k8s.io/apimachinery/pkg/util/json} (what the API machinery uses) makes integral numbers
 C{int64} and the rest C{float64}; plain C{encoding/json} makes every number C{float64}

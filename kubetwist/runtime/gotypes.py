@@ -4,7 +4,7 @@ Go type names (C{reflect.Type.String()}) of the type tables" fields where they d
 from what L{kubetwist.runtime.typed.default_go_type} derives: the named types
 (C{v1.Protocol}, C{types.UID}, C{v1.ResourceList}) that Go"s decoder prints in
 C{json: cannot unmarshal ... of type v1.Protocol}.  Recorded from kube-apiserver v1.32
-by L{tests.runtime.typed_cases}; data only.
+by C{tests.runtime.typed_cases}; data only.
 
 C{{type name: {json name: (field type, list or map element type)}}}; C{""} keeps the
 derived name.

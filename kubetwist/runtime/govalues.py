@@ -10,9 +10,9 @@ field order, pointers, lists and maps), the named Go types of L{kubetwist.runtim
 the internal packages' differences from the versioned types in
 L{kubetwist.runtime.types.internal_core}.  A Go value is the decoded JSON converted by
 L{from_json}: a struct is a C{dict} of Go field name to value holding every field (zero values
-filled in), a nil pointer, slice or map is L{None}, a non-nil pointer is its element's value,
-a C{metav1.Time} is its RFC 3339 text (L{None} for the zero time), a C{resource.Quantity} its
-text (L{None} for the zero quantity).
+filled in), a nil pointer, slice or map is C{None}, a non-nil pointer is its element's value,
+a C{metav1.Time} is its RFC 3339 text (C{None} for the zero time), a C{resource.Quantity} its
+text (C{None} for the zero quantity).
 
 C{cmp.Diff} follows go-cmp v0.6.0 (C{cmp/compare.go}, C{cmp/internal/diff}, C{cmp/report_*.go}).
 go-cmp makes one random choice per process, from the clock at start: a process prints its
@@ -120,7 +120,7 @@ def quantity_fields(text: Optional[str]) -> dict:
     """
     The fields of the C{resource.Quantity} that C{ParseQuantity(text)} returns on its fast
     path: C{{"i": {"value", "scale"}, "d": {"Dec": None}, "s", "Format"}}; C{s} caches the
-    text only when it is already canonical, as upstream does.  A zero quantity for L{None}.
+    text only when it is already canonical, as upstream does.  A zero quantity for C{None}.
     """
     zero = {"i": {"value": 0, "scale": 0}, "d": {"Dec": None}, "s": "", "Format": ""}
     if not text:
@@ -711,7 +711,7 @@ class _Path:
 # ----------------------------------------------------------------------------------------------
 # cmp.Diff: the text tree (cmp/report_text.go)
 
-_NBSP = "\u00a0"
+_NBSP = chr(0xA0)
 _MAX_COLUMN = 80
 _IDENTICAL, _REMOVED, _INSERTED = 0x20, 0x2D, 0x2B   # ' ', '-', '+'
 

@@ -269,7 +269,8 @@ def yaml_duplicate_keys(body: bytes, loader: type) -> list[str]:
 
 def yaml_strict_error(body: bytes, loader: type) -> Optional[str]:
     """The error C{sigs.k8s.io/yaml} C{YAMLToJSONStrict} gives for duplicate keys
-    (C{yaml: unmarshal errors:\\n  line 5: key "x" already set in map}), or C{None}."""
+    (C{yaml: unmarshal errors:} then, on its own line indented by two spaces, one
+    C{line 5: key "x" already set in map} per duplicate), or C{None}."""
     dups = yaml_duplicate_keys(body, loader)
     if not dups:
         return None

@@ -380,7 +380,7 @@ class _Decode:
 
 def check(doc: Any, type_name: str) -> Optional[str]:
     """
-    Decode C{doc} into C{type_name} as Go would and give Go's error text, or L{None} when the
+    Decode C{doc} into C{type_name} as Go would and give Go's error text, or C{None} when the
     document fits the type.  Unknown fields are ignored (strict decoding is
     L{kubetwist.runtime.strict}); a type without a table accepts anything.
 
@@ -416,7 +416,7 @@ _B64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 def go_base64_error(text: str) -> Optional[str]:
     """
     Go's C{base64.StdEncoding.Decode} error for C{text} (C{illegal base64 data at input byte
-    N}), or L{None} when it decodes; C{\\r} and C{\\n} are skipped, as Go's C{decodeQuantum}
+    N}), or C{None} when it decodes; C{\\r} and C{\\n} are skipped, as Go's C{decodeQuantum}
     does.
     """
     src = text.encode("utf-8", "surrogatepass")
@@ -468,7 +468,7 @@ _CHUNKS_MICRO = _CHUNKS + (("05", r"\d{2}"), (".000000", r"\.\d{6}"),
 def go_time_error(text: str, micro: bool = False) -> Optional[str]:
     """
     Go's C{time.Parse(time.RFC3339, text)} error (C{metav1.Time}; C{RFC3339Micro} for
-    C{metav1.MicroTime}), or L{None}: C{parsing time "x" as "2006-01-02T15:04:05Z07:00":
+    C{metav1.MicroTime}), or C{None}: C{parsing time "x" as "2006-01-02T15:04:05Z07:00":
     cannot parse "x" as "2006"}; out-of-range fields give C{parsing time "...": month out of
     range}, text after the layout C{...: extra text: " x"}.
     """
@@ -506,7 +506,7 @@ _DURATION_RE = re.compile(r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h
 
 
 def go_duration_error(text: str) -> Optional[str]:
-    """Go's C{time.ParseDuration} error (C{time: invalid duration "x"}), or L{None}."""
+    """Go's C{time.ParseDuration} error (C{time: invalid duration "x"}), or C{None}."""
     if _DURATION_RE.fullmatch(text):
         return None
     if re.fullmatch(r"[-+]?(?:\d+\.?\d*|\.\d+)", text):
@@ -551,7 +551,7 @@ def decode_error(obj: Any, type_name: Optional[str], body: bytes = b"",
     """
     L{check} of a decoded body; for a JSON body with an error, the body is parsed again
     keeping number literals (L{parse_json}) so the message quotes them as Go does
-    (C{number 1e3}).  L{None} for a type without a table or a body that fits.
+    (C{number 1e3}).  C{None} for a type without a table or a body that fits.
     """
     if type_name is None:
         return None
@@ -592,7 +592,7 @@ def converter_error(obj: Any, type_name: Optional[str]) -> Optional[str]:
     C{unrecognized type: int32} (a string or bool for an integer), C{cannot convert float64 to
     int32} (a fraction), C{cannot convert int64 to string}, C{cannot restore struct from:
     string}, C{cannot restore slice from map}, C{cannot restore map from slice}.  Fields are
-    visited in struct declaration order and the first error ends the conversion.  L{None}
+    visited in struct declaration order and the first error ends the conversion.  C{None}
     when the object converts (or the type has no table).
     """
     if type_name is None or type_name not in typetables.TYPES or not isinstance(obj, dict):

@@ -61,7 +61,7 @@ class APIGroupInfo:
 
 
 def patch_meta_for(group: str, kind: str, version: str | None = None) -> Any:
-    """The strategic-merge-patch metadata of a built-in kind in C{version}, or L{None}."""
+    """The strategic-merge-patch metadata of a built-in kind in C{version}, or C{None}."""
     from kubetwist.apimachinery.patchmeta import patch_meta_for as lookup
 
     return lookup(group, kind, version)

@@ -126,6 +126,6 @@ def _protocol(factory: http.HTTPFactory) -> KubeChannelProtocol:
 
 
 class KubeSite(Site):
-    """The L{Site} of the secure port: L{KubeHTTPChannel} and L{KubeH2Connection}."""
+    """The C{Site} of the secure port: L{KubeHTTPChannel} and L{KubeH2Connection}."""
 
     protocol = _protocol  # type: ignore[assignment]

@@ -64,7 +64,7 @@ class GenericAPIServer:
 
     @param name: C{kube-aggregator}, C{kube-apiserver}, C{apiextensions-apiserver}.
     @param clock: C{IReactorTime}.
-    @param delegate: the next server, or L{None} for the last (which answers 404).
+    @param delegate: the next server, or C{None} for the last (which answers 404).
     """
 
     def __init__(self, name: str, clock: Any,

@@ -15,14 +15,14 @@ from typing import Any, Callable, Optional
 
 @dataclass
 class HealthCheck:
-    """A named check: C{check()} returns (or awaits to) L{None} when healthy, raises otherwise."""
+    """A named check: C{check()} returns (or awaits to) C{None} when healthy, raises otherwise."""
 
     name: str
     check: Callable[[], Any]
 
 
 async def run_check(check: HealthCheck) -> Optional[str]:
-    """Run one check; fire with L{None} if it passed, else the failure text."""
+    """Run one check; fire with C{None} if it passed, else the failure text."""
     try:
         result = check.check()
         if hasattr(result, "__await__") or hasattr(result, "addCallbacks"):

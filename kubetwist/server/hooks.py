@@ -3,7 +3,7 @@
 PostStartHooks as services: upstream C{k8s.io/apiserver/pkg/server/hooks.go}.
 
 A hook is a named C{IService}: C{startService} (synchronous, as Twisted wants) *starts* the hook's
-coroutine and returns; the hook's end is reported through L{PostStartHookService.done}, which
+coroutine and returns; the hook's end is reported through C{PostStartHookService.done}, which
 the C{/readyz/poststarthook/<name>} check reads.  A failing hook is retried on the injected clock
 (upstream treats a hook error as fatal; kubetwist keeps serving and reports not-ready instead).
 """

@@ -108,7 +108,7 @@ class KlogObserver:
     A C{twisted.logger} observer writing klog text or JSON lines (see the module
     docstring).
 
-    @param stream: where lines go (L{None}: the process's standard error, C{sys.__stderr__},
+    @param stream: where lines go (C{None}: the process's standard error, C{sys.__stderr__},
         since twistd redirects C{sys.stderr} into the log system).
     @param fmt: C{"text"} or C{"json"}.
     @param verbosity: the L{Verbosity} filtering events.

@@ -166,7 +166,7 @@ def kind_schemas(group: str, version: str, kind: str) -> dict[str, dict] | None:
     """
     The component schemas of one kind and every type it reaches, keyed by component name
     (C{io.k8s.api.apps.v1.Deployment}), the kind's own schema carrying
-    C{x-kubernetes-group-version-kind}; L{None} when kubetwist has no type definition of it.
+    C{x-kubernetes-group-version-kind}; C{None} when kubetwist has no type definition of it.
     """
     root = typedefs.KINDS.get((group, version, kind))
     if root is None:

@@ -69,7 +69,8 @@ def any_yaml(value: Any) -> str:
     sorted (Go's JSON encoding of maps sorts them), one trailing newline, no document markers.
 
     @param value: a JSON-shaped value.
-    @return: e.g. C{"- group: apps\\n  kind: Deployment\\n  version: v1\\n"} for a GVK list,
+    @return: e.g. for a GVK list, a block sequence of mappings with the keys C{group},
+        C{kind} and C{version} (two-space indented),
         C{"merge\\n"} for a string, C{"true\\n"} for a boolean.
     """
     text = yaml.dump(value, Dumper=_Dumper, default_flow_style=False, sort_keys=True,

@@ -50,7 +50,7 @@ def notify(state: str, env: Mapping[str, str] = os.environ) -> bool:
 def watchdog_period(env: Mapping[str, str] = os.environ, pid: int | None = None) -> float | None:
     """
     How often to send C{WATCHDOG=1}, in seconds: half of C{$WATCHDOG_USEC} (systemd's
-    C{WatchdogSec=}, as C{sd_watchdog_enabled(3)} advises), or L{None} when systemd expects
+    C{WatchdogSec=}, as C{sd_watchdog_enabled(3)} advises), or C{None} when systemd expects
     no pings (unset, unparsable, zero, or C{$WATCHDOG_PID} naming another process).
     """
     usec = env.get("WATCHDOG_USEC", "")
@@ -84,7 +84,7 @@ class Watchdog:
         self._loop: object = None
 
     def start(self) -> bool:
-        """Start pinging (a first ping at once); L{False} when systemd expects none."""
+        """Start pinging (a first ping at once); C{False} when systemd expects none."""
         from twisted.internet.task import LoopingCall
 
         if self.period is None or self._loop is not None:

@@ -69,7 +69,7 @@ class ServerTLSContextFactory(ContextFactory):
     The server side of TLS for the API endpoint.
 
     Provides both Twisted interfaces that C{listenSSL}/C{SSL4ServerEndpoint} accept:
-    L{IOpenSSLServerConnectionCreator} (C{serverConnectionForTLS}) and the older
+    C{IOpenSSLServerConnectionCreator} (C{serverConnectionForTLS}) and the older
     C{getContext()}.  The C{SSL.Context} is built once.
 
     @ivar client_ca_certs: the certificates client certificates are verified against (the same
@@ -158,7 +158,7 @@ class ServerTLSContextFactory(ContextFactory):
         return self._context
 
     def serverConnectionForTLS(self, tlsProtocol: object) -> SSL.Connection:
-        """A new server-side C{SSL.Connection} (L{IOpenSSLServerConnectionCreator})."""
+        """A new server-side C{SSL.Connection} (C{IOpenSSLServerConnectionCreator})."""
         return SSL.Connection(self._context, None)
 
 

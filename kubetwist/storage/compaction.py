@@ -69,7 +69,7 @@ class ICompactable(Interface):
         Compare C{version(compact_rev_key) == expected_version}; if it holds, write
         C{str(revision)} to it (its version becomes C{expected_version + 1}), else read it.
 
-        @return: a L{Deferred} firing with a L{CompactTxnResult}.
+        @return: a C{Deferred} firing with a L{CompactTxnResult}.
         @raise kubetwist.storage.interfaces.UnreachableError: the backend cannot be reached.
         """
 
@@ -83,7 +83,7 @@ class ICompactable(Interface):
 class CompactorService(PeriodicService):
     """
     Upstream C{compactor} (its C{runCompactLoop}) as a L{PeriodicService}: the first round runs
-    one C{interval} after L{startService}, each next one C{interval} after the previous ended
+    one C{interval} after C{startService}, each next one C{interval} after the previous ended
     (a failed round is logged and the loop goes on).
 
     @param storage: an L{ICompactable} backend.

@@ -5,7 +5,7 @@ The storage seam: upstream C{k8s.io/apiserver/pkg/storage} (C{interfaces.go}, C{
 Objects cross this seam as JSON-shaped dicts.  A backend stores an object's JSON without
 C{metadata.resourceVersion} and sets C{metadata.resourceVersion} to the revision (as a decimal
 string) of the write that produced it on everything it returns.  Every method returns a
-L{Deferred}; no method blocks the reactor.
+C{Deferred}; no method blocks the reactor.
 
 Keys are absolute strings such as C{/registry/configmaps/default/web}; the C{--etcd-prefix} is the
 backend's business (it is prepended by the backend, never by callers).
@@ -142,7 +142,7 @@ class SelectionPredicate:
     """
     Which objects a list or watch wants (upstream C{storage.SelectionPredicate}).
 
-    @param matcher: C{obj -> bool}, or L{None} for "everything".
+    @param matcher: C{obj -> bool}, or C{None} for "everything".
     """
 
     def __init__(self, matcher: Optional[Callable[[dict], bool]] = None) -> None:
@@ -167,9 +167,9 @@ class ListResult:
     @ivar resource_version: the revision the page was read at, as a string.
     @ivar continue_token: opaque token for the next page, or C{""} when this is the last.
     @ivar remaining_item_count: how many more keys follow (when known and no predicate
-        filtered), else L{None}.
+        filtered), else C{None}.
     @ivar keys: the backend key of each item (same order), when the backend reports them
-        (the Cacher fills its cache from them), else L{None}.
+        (the Cacher fills its cache from them), else C{None}.
     """
 
     items: list[dict]
@@ -217,7 +217,7 @@ class Watch:
     for a BOOKMARK event whose C{resourceVersion} N promises that every change up to N has been
     sent; it returns C{False} when the producer has no C{on_progress}.
 
-    @ivar done: a L{Deferred} fired with L{None} when the stream ends, from either side.
+    @ivar done: a C{Deferred} fired with C{None} when the stream ends, from either side.
     """
 
     def __init__(self, on_stop: Optional[Callable[[], Any]] = None,
@@ -326,7 +326,7 @@ class IStorage(Interface):
         """
         Fire with the object at C{key} (C{resource_version} C{""}/C{"0"}: latest; C{"N"}: at
         least as new as N, else L{TooLargeResourceVersionError}).  Missing key:
-        L{KeyNotFoundError}, or L{None} when C{ignore_not_found}.
+        L{KeyNotFoundError}, or C{None} when C{ignore_not_found}.
         """
 
     def get_list(
@@ -371,7 +371,7 @@ class IStorage(Interface):
         conflict (upstream C{GuaranteedUpdate}).
 
         C{try_update(current)} gets the current object (a fresh deep copy, with
-        C{resourceVersion}; L{None} when missing and C{ignore_not_found}) and returns the new
+        C{resourceVersion}; C{None} when missing and C{ignore_not_found}) and returns the new
         object or a Deferred of it; it may raise to abort (the error propagates).  If the new
         object serialises identically to the current one nothing is written and the current
         object is returned.  Fire with the stored object.

@@ -80,7 +80,7 @@ class RangeChunk:
 class TxnResult:
     """
     An optimistic write: C{succeeded}, C{revision} (the write's revision when it succeeded,
-    else the store's), C{current} the key's current value when it failed (L{None}: missing).
+    else the store's), C{current} the key's current value when it failed (C{None}: missing).
     """
 
     succeeded: bool
@@ -113,7 +113,7 @@ def encode_object(obj: dict) -> bytes:
 def transform_event(event: RawEvent, predicate: SelectionPredicate) -> Optional[WatchEvent]:
     """
     Upstream etcd3 C{watchChan.transform}: a L{RawEvent} as the L{WatchEvent} a watcher with
-    C{predicate} sees, or L{None}.  A modification that stops matching is DELETED (the old
+    C{predicate} sees, or C{None}.  A modification that stops matching is DELETED (the old
     object), one that starts matching is ADDED; every object carries the event's revision.
     """
     if event.is_deleted:
@@ -193,7 +193,7 @@ class KVStorageBase(ABC):
 
     #: Encryption at rest (upstream C{value.Transformer} per resource): a
     #: L{kubetwist.storage.value.ResourceTransformers} applied to every value written to and
-    #: read from the backend, or L{None} to store values as they are.
+    #: read from the backend, or C{None} to store values as they are.
     transformer: Any = None
 
     def __init__(self, prefix: str = "/registry") -> None:
@@ -467,7 +467,7 @@ class KVStorageBase(ABC):
         return Deferred.fromCoroutine(self._current_revision())
 
     def _watch_range(self, key: str, recursive: bool) -> tuple[str, Optional[str]]:
-        """C{(start, end)} of a watch; C{end} is L{None} for a single key."""
+        """C{(start, end)} of a watch; C{end} is C{None} for a single key."""
         if recursive:
             full = self._key(key, recursive=True)
             return full, self._range_end(full)

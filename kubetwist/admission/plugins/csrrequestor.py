@@ -40,7 +40,7 @@ class CSRRequestor:
 
     async def admit(self, attrs: Any) -> None:
         """Attach C{attrs.user} (a L{UserInfo <kubetwist.authentication.user.UserInfo>} or
-        L{None}) to the new object."""
+        C{None}) to the new object."""
         if attrs.resource.group != "certificates.k8s.io" \
                 or attrs.resource.resource != "certificatesigningrequests" \
                 or attrs.subresource or attrs.object is None:

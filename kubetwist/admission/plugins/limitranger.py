@@ -209,7 +209,7 @@ def mutate_pod(limit_range: dict, pod: dict) -> None:
 
 def validate_pod(limit_range: dict, pod: dict) -> Optional[str]:
     """Upstream C{PodValidateLimitFunc}: the aggregated message of every violated
-    constraint, or L{None}."""
+    constraint, or C{None}."""
     errs: list[str] = []
     spec = pod.get("spec") or {}
     for item in (limit_range.get("spec") or {}).get("limits") or []:

@@ -121,7 +121,7 @@ def mutate_pod(pod: dict, random_suffix: Optional[str] = None,
     Upstream C{serviceaccount.Plugin.Admit} for a pod create, in place.
 
     @param pod: the v1 Pod dict (already defaulted).
-    @param random_suffix: the 5 characters after C{kube-api-access-} (random when L{None});
+    @param random_suffix: the 5 characters after C{kube-api-access-} (random when C{None});
         tests pass a fixed value.
     @param service_account: the pod's ServiceAccount dict if the caller looked it up (its
         C{automountServiceAccountToken} and C{imagePullSecrets} are honoured); the caller
@@ -191,7 +191,7 @@ def limit_secret_references(service_account: dict, pod: dict) -> Optional[str]:
     """
     Upstream C{limitSecretReferences}: the first secret the pod uses (volume, env, envFrom,
     image pull secret) that the ServiceAccount does not list, as upstream's message, or
-    L{None}.
+    C{None}.
     """
     sa_name = (service_account.get("metadata") or {}).get("name", "")
     allowed = {(s or {}).get("name", "") for s in service_account.get("secrets") or []}
@@ -262,7 +262,7 @@ class ServiceAccount:
     def __init__(self, serviceaccounts: Any) -> None:
         """
         @param serviceaccounts: the serviceaccounts storage (C{async get(namespace, name)}),
-            or L{None} to skip the lookups (no ServiceAccount is then consulted).
+            or C{None} to skip the lookups (no ServiceAccount is then consulted).
         """
         self.serviceaccounts = serviceaccounts
 

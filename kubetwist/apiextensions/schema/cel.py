@@ -14,7 +14,7 @@ C{x-kubernetes-int-or-string} -> dyn.  Objects with properties become maps whose
 the declared (escaped) property names only; the type checker additionally reports
 C{undefined field 'x'} for a field the schema does not declare, as cel-go does for
 upstream's object types.  Rules run on cel-cpp (C{cel-expr-python}); costs are computed by
-L{kubetwist.apiextensions.schema.cel_cost}.
+C{kubetwist.apiextensions.schema.cel_cost}.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def escape(name: str) -> str | None:
     """
     A property name as CEL sees it (upstream C{cel.Escape}): reserved words become
     C{__word__}; C{__ . - /} become C{__underscores__ __dot__ __dash__ __slash__}.
-    L{None} when the name cannot be accessed from CEL (empty, leading digit, other
+    C{None} when the name cannot be accessed from CEL (empty, leading digit, other
     characters).
     """
     if not name or name[0].isdigit():

@@ -283,7 +283,7 @@ def compile_expression(expression: str, returns: tuple[str, ...], has_params: bo
     @param returns: the accepted result types (C{("bool",)}; C{("string", "null_type")});
         C{("dyn",)} accepts any type; C{dyn} results are always accepted.
     @return: upstream's error detail (C{compilation failed: ERROR: <input>:1:3: ...},
-        C{must evaluate to bool but got int}), or L{None} when it compiles.
+        C{must evaluate to bool but got int}), or C{None} when it compiles.
     """
     from kubetwist.cel import strip_status as _strip_status
 

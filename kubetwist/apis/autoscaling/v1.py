@@ -59,7 +59,7 @@ def _d(value: Any) -> dict:
 
 
 def _put(out: dict, key: str, value: Any) -> None:
-    """Set C{key} unless C{value} is L{None} (Go's C{omitempty} on a pointer)."""
+    """Set C{key} unless C{value} is C{None} (Go's C{omitempty} on a pointer)."""
     if value is not None:
         out[key] = value
 
@@ -299,7 +299,7 @@ def _field(obj: dict, name: str) -> Any:
 
 
 def _behavior_from_go(value: Any) -> dict | None:
-    """The v2 C{behavior} of a decoded annotation, or L{None} when empty or malformed."""
+    """The v2 C{behavior} of a decoded annotation, or C{None} when empty or malformed."""
     if not isinstance(value, dict):
         return None
 
@@ -351,7 +351,7 @@ def _is_cpu_utilization(metric: dict) -> bool:
 
 
 def _decoded_list(annotations: dict, key: str) -> list | None:
-    """A JSON list annotation, or L{None} when absent or malformed (ignored, as upstream)."""
+    """A JSON list annotation, or C{None} when absent or malformed (ignored, as upstream)."""
     raw = annotations.get(key)
     if raw is None:
         return None

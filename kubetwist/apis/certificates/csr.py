@@ -112,7 +112,7 @@ _B64_ALPHABET = re.compile(rb"[A-Za-z0-9+/=\r\n]")
 def _go_base64_error(text: str) -> str | None:
     """
     Go's C{base64.StdEncoding.DecodeString} error for C{text} (C{illegal base64 data at input
-    byte N}), or L{None} when it decodes.  Newlines are skipped as Go does.
+    byte N}), or C{None} when it decodes.  Newlines are skipped as Go does.
     """
     raw = text.encode("utf-8", "surrogatepass")
     for i, ch in enumerate(raw):
@@ -131,7 +131,7 @@ def _go_base64_error(text: str) -> str | None:
 
 
 def _decode_bytes(value: Any) -> bytes | None:
-    """The bytes of a JSON C{[]byte} field (base64 text), L{None} when absent."""
+    """The bytes of a JSON C{[]byte} field (base64 text), C{None} when absent."""
     if value is None:
         return None
     return base64.b64decode("".join(str(value).split()))
@@ -220,7 +220,7 @@ def validate_certificate(pem_data: bytes | None) -> str | None:
     Upstream C{validateCertificate}: empty is fine; otherwise every PEM block must be a
     header-less C{CERTIFICATE} that parses, and there must be at least one.
 
-    @return: the error text, or L{None}.
+    @return: the error text, or C{None}.
     """
     if not pem_data:
         return None

@@ -96,7 +96,7 @@ def validate_port_num_or_name(port: Any, path: Path | str) -> list[FieldError]:
 
 
 def parse_ip(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """C{netutils.ParseIPSloppy}: IPv4 (leading zeros allowed) or IPv6, else L{None}."""
+    """C{netutils.ParseIPSloppy}: IPv4 (leading zeros allowed) or IPv6, else C{None}."""
     from kubetwist.apimachinery.validation import _parse_ip_sloppy
 
     return _parse_ip_sloppy(value or "")

@@ -46,7 +46,7 @@ def _pl(name: str, spec: dict) -> dict:
 
 
 def _limited(shares: int, lendable: int, queuing: tuple[int, int, int] | None) -> dict:
-    """A C{Limited} spec; C{queuing} is C{(queues, handSize, queueLengthLimit)} or L{None}
+    """A C{Limited} spec; C{queuing} is C{(queues, handSize, queueLengthLimit)} or C{None}
     for C{Reject}."""
     if queuing is None:
         response: dict = {"type": "Reject"}

@@ -68,7 +68,7 @@ class FlowSchemaStatusController:
     @param priority_levels: the PriorityLevelConfiguration store.
     @param clock: C{IReactorTime}: C{lastTransitionTime}, and the scheduling of passes.
     @ivar consumer: the L{ConfigController <kubetwist.flowcontrol.controller.ConfigController>}
-        fed with both kinds on every pass, or L{None} (API Priority and Fairness off).
+        fed with both kinds on every pass, or C{None} (API Priority and Fairness off).
     """
 
     def __init__(self, flow_schemas: Any, flow_schema_status: Any, priority_levels: Any,

@@ -38,7 +38,7 @@ _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 
 
 def parse_bool(value: str | None) -> bool | None:
-    """Go's C{strconv.ParseBool}: L{None} when C{value} is not one of its spellings."""
+    """Go's C{strconv.ParseBool}: C{None} when C{value} is not one of its spellings."""
     if value in _TRUE:
         return True
     if value in _FALSE:

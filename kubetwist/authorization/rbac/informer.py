@@ -71,7 +71,7 @@ class Informer:
             self._watch.stop()
 
     def wait_synced(self) -> Deferred:
-        """A Deferred fired (with L{None}) once the first list has completed."""
+        """A Deferred fired (with C{None}) once the first list has completed."""
         if self.synced:
             return succeed(None)
         d: Deferred = Deferred()

@@ -262,7 +262,7 @@ class RBACIndex:
                 self._rbs[ns] = _BindingIndex(objs, ns)
 
     def cluster_role(self, name: str) -> Optional[dict]:
-        """The stored ClusterRole C{name}, or L{None}."""
+        """The stored ClusterRole C{name}, or C{None}."""
         return self.informers["clusterroles"].items.get(("", name))
 
     def cluster_roles(self) -> list[dict]:

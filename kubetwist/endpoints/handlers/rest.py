@@ -877,7 +877,8 @@ def _apply_yaml_field_validation(request: Any, body: bytes) -> None:
     unknown fields.
 
     @raise StatusError: 400 BadRequest C{error strict decoding YAML: error converting YAML to
-        JSON: yaml: unmarshal errors:\n  line 9: key "foo" already set in map} under
+        JSON: yaml: unmarshal errors:} and a two-space indented C{line 9: key "foo" already set
+        in map} line per duplicate, under
         C{Strict}; under C{Warn} each duplicate becomes a C{Warning}.
     """
     from kubetwist.endpoints.handlers.options import field_validation_mode
@@ -938,7 +939,7 @@ def _decode_patch(body: bytes) -> Any:
 
 def _optional_body(request: Any) -> Optional[dict]:
     """
-    The C{DeleteOptions} body of a delete, or L{None} (upstream C{delete.go} decodes it with
+    The C{DeleteOptions} body of a delete, or C{None} (upstream C{delete.go} decodes it with
     the internal meta scheme's codec and answers its errors as plain errors: 500, no reason).
 
     @raise StatusError: 500 C{couldn't get version/kind; json parse error: ...} (malformed,
@@ -1000,7 +1001,7 @@ def _apply_type_check(applied: dict, type_name: str, fm: Any) -> None:
     Server-side apply's typed patch object: a value of the wrong type in the applied
     configuration is upstream's 500 C{failed to create typed patch object (/d; apps/v1,
     Kind=Deployment): .spec.replicas: expected numeric (int or float), got string}
-    (structured-merge-diff's validation, L{fmvalidate.type_errors}).
+    (structured-merge-diff's validation, C{fmvalidate.type_errors}).
     """
     from kubetwist.apimachinery.fieldmanager import merge
     from kubetwist.apimachinery.fieldmanager import validate as fmvalidate

@@ -217,7 +217,7 @@ class TokenREST:
             ["expirationSeconds"], ["boundObjectRef"]}}}.
         @return: C{(TokenRequest with status, warnings)}.
         @param admission: the request's admission (its C{validate} runs after the static
-            validation), or L{None}.
+            validation), or C{None}.
         @raise StatusError: 422 Invalid (name/namespace mismatch, expirationSeconds out of
             range), an admission refusal, 404 NotFound (the ServiceAccount or the bound
             object), 400 BadRequest (an unsupported bound kind, a Pod of another

@@ -65,7 +65,7 @@ class ListOptions:
     Upstream C{metav1.ListOptions}, decoded from the query string.
 
     @ivar predicate: what to select (label and field selectors already combined).
-    @ivar timeout_seconds: client watch timeout, in seconds, or L{None}.
+    @ivar timeout_seconds: client watch timeout, in seconds, or C{None}.
     """
 
     predicate: st.SelectionPredicate = st.EVERYTHING
@@ -612,7 +612,7 @@ class Store:
         C{deletionGracePeriodSeconds = 0}, and the kept object is the answer.
 
         @param options: a C{DeleteOptions} dict (C{preconditions}, C{gracePeriodSeconds},
-            C{propagationPolicy}, C{orphanDependents}, C{dryRun}); L{None} (internal callers)
+            C{propagationPolicy}, C{orphanDependents}, C{dryRun}); C{None} (internal callers)
             means C{gracePeriodSeconds: 0}, as upstream.  Not mutated.
         @param veto: run the strategy's C{veto_delete}; L{delete_collection} does not (upstream
             registries override C{Delete} only, and C{DeleteCollection} calls the generic one).

@@ -34,7 +34,7 @@ C{ENUMS = {name: (value, ...)}} for the C{+enum} string types (the values of the
 constants, sorted: OpenAPI C{enum}), shared by every module of one package.
 
 The registry below resolves rows into L{FieldDef}s keyed by full type name
-(C{io.k8s.api.core.v1.PodSpec}) in L{TYPES}, and maps served kinds to type names in L{KINDS}.
+(C{io.k8s.api.core.v1.PodSpec}) in C{TYPES}, and maps served kinds to type names in C{KINDS}.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class FieldDef:
     @ivar omitempty: the json tag has C{omitempty}.
     @ivar inline: an embedded struct whose fields are promoted into the parent in JSON.
     @ivar required: upstream's OpenAPI lists the field in its struct's C{required}.
-    @ivar default: the C{+default=} marker's value (JSON-shaped), or L{None} when unmarked.
+    @ivar default: the C{+default=} marker's value (JSON-shaped), or C{None} when unmarked.
     @ivar enum: the allowed values of a C{+enum} string field, sorted; C{()} otherwise.
     """
 
@@ -291,7 +291,7 @@ def fields_of(type_name: str) -> tuple:
 
 def register_package(module: Any) -> list[str]:
     """
-    Add the type tables of one more API package to L{TYPES} and L{KINDS}: how a server built
+    Add the type tables of one more API package to C{TYPES} and C{KINDS}: how a server built
     from kubetwist's parts (L{kubetwist.extension}) declares its own kinds, so that its
     OpenAPI schemas, strict field validation, strategic-merge-patch metadata and server-side
     apply schema are derived from them exactly as for the built-in kinds.

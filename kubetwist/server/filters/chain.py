@@ -4,10 +4,10 @@ The handler chain, run once in front of the aggregator: upstream
 C{k8s.io/apiserver/pkg/server/config.go DefaultBuildHandlerChain}.
 
 L{build_handler_chain} composes one filter module of this package each, in upstream's order.
-Outermost first, as a request meets them:
+Outermost first, as a request meets them::
 
-    audit init -> panic recovery -> request info -> HSTS -> warning recorder -> wait group
-    -> timeout -> CORS -> authentication -> audit -> impersonation
+    audit init -> panic recovery -> request info -> HTTP logging -> HSTS -> warning recorder
+    -> wait group -> timeout -> CORS -> authentication -> audit -> impersonation
     -> priority and fairness (or max-in-flight when it is off) -> authorization -> the server
 
 A new filter is one module with a C{with_x(handler, ...)} function and one line here.
@@ -47,7 +47,7 @@ class HandlerChainConfig:
     The chain's configuration (upstream C{server.Config}'s fields the chain reads).
 
     @ivar clock: C{IReactorTime} for the timeout.
-    @ivar authenticator: an C{IAuthenticator}, or L{None} (every request is 401).
+    @ivar authenticator: an C{IAuthenticator}, or C{None} (every request is 401).
     @ivar authorizer: an C{IAuthorizer}.
     @ivar max_requests_inflight: C{--max-requests-inflight} (C{0}: no limit).
     @ivar max_mutating_requests_inflight: C{--max-mutating-requests-inflight}.
@@ -55,9 +55,9 @@ class HandlerChainConfig:
     @ivar cors_allowed_origins: C{--cors-allowed-origins} (none: no CORS filter).
     @ivar hsts_directives: C{--strict-transport-security-directives} (none: no HSTS filter).
     @ivar audit: the L{AuditConfig <kubetwist.audit.AuditConfig>} (policy and backend) of the
-        C{--audit-*} flags, or L{None} (no auditing).
+        C{--audit-*} flags, or C{None} (no auditing).
     @ivar flow_control: the API Priority and Fairness L{ConfigController
-        <kubetwist.flowcontrol.controller.ConfigController>}, or L{None}
+        <kubetwist.flowcontrol.controller.ConfigController>}, or C{None}
         (C{--enable-priority-and-fairness=false}: the max-in-flight filter instead).
     """
 
@@ -71,7 +71,7 @@ class HandlerChainConfig:
     hsts_directives: list[str] = field(default_factory=list)
     audit: Optional[Any] = None
     #: the L{APIServerMetrics <kubetwist.server.metrics.APIServerMetrics>} the requests are
-    #: counted in, or L{None}
+    #: counted in, or C{None}
     metrics: Optional[Any] = None
     flow_control: Optional[Any] = None
 
@@ -80,9 +80,9 @@ class HandlerChain(FrontResource):
     """
     The front resource: the composed filters over the server's resource.
 
-    @ivar inflight: the L{MaxInFlight} filter (its counters and limits), or L{None} when
+    @ivar inflight: the L{MaxInFlight} filter (its counters and limits), or C{None} when
         priority and fairness runs instead.
-    @ivar priority_and_fairness: the L{PriorityAndFairness} filter, or L{None}.
+    @ivar priority_and_fairness: the L{PriorityAndFairness} filter, or C{None}.
     @ivar waitgroup: the L{WaitGroup} filter (requests in flight, for shutdown).
     @ivar config: the L{HandlerChainConfig} the chain was built from.
     """

@@ -6,9 +6,9 @@ WithImpersonation} (v1.32).
 The headers C{Impersonate-User} (first value), C{Impersonate-Group} (every value),
 C{Impersonate-Uid} (first value) and C{Impersonate-Extra-<key>} (every value; the key
 lower-cased and percent-decoded) each become one impersonation request, checked in that order
-with the authorizer as the authenticated user, verb C{impersonate}:
+with the authorizer as the authenticated user, verb C{impersonate}::
 
-    user C{system:serviceaccount:<ns>:<name>}  serviceaccounts, group "", namespace <ns>
+    user system:serviceaccount:<ns>:<name>     serviceaccounts, group "", namespace <ns>
     any other user                           users, group ""
     a group                                  groups, group ""
     an extra value                           userextras/<key>, group authentication.k8s.io
@@ -17,7 +17,8 @@ with the authorizer as the authenticated user, verb C{impersonate}:
 The first one not allowed is 403 C{Forbidden} with upstream's message (C{users "bob" is
 forbidden: User "jane" cannot impersonate resource "users" in API group "" at the cluster
 scope}).  Groups, extras or a uid without a user is upstream's plain-text 500 (C{Internal
-Server Error: "<uri>": requested [{Group  g    }] without impersonating a user}).
+Server Error: "<uri>": requested [...] without impersonating a user}, the bracket holding
+Go's C{%v} of the impersonation requests).
 
 The impersonated user gets C{system:authenticated} (C{system:unauthenticated} for
 C{system:anonymous}) unless the named groups include it; a service account without named

@@ -62,7 +62,7 @@ def bookmark_object(revision: int, annotations: dict | None = None) -> dict:
 def filter_event(event: CacheEvent, predicate: SelectionPredicate) -> WatchEvent | None:
     """
     Upstream C{cacheWatcher.convertToWatchEvent}: the event as a watcher with C{predicate}
-    sees it (a copy), or L{None}.  A modification that stops matching is DELETED (the old state
+    sees it (a copy), or C{None}.  A modification that stops matching is DELETED (the old state
     at the event's revision), one that starts matching is ADDED.
     """
     if event.type == "DELETED":
@@ -87,12 +87,12 @@ class CacheWatcher:
     The server side of one watch from the cache.
 
     @param clock: C{IReactorTime} for bookmarks.
-    @param start: the first key of the watched range; C{end} its end (L{None}: only C{start}).
+    @param start: the first key of the watched range; C{end} its end (C{None}: only C{start}).
     @param predicate: what the client selects.
     @param bookmarks: whether to send periodic BOOKMARK events.
     @param bookmark_interval: seconds between bookmarks.
     @param deadline: clock time the consumer ends the watch (a bookmark is sent 2 s before,
-        as upstream), or L{None}.
+        as upstream), or C{None}.
     @param max_buffer: live events that may wait for a paused consumer.
     @param progress: C{() -> int}, the revision a bookmark may carry (the cache's).
     @param on_stop: called once when the watch ends, from either side.

@@ -303,7 +303,7 @@ class Cacher:
 
     @param backend: the L{IStorage} to cache (etcd3, SQLite).
     @param clock: C{IReactorTime} for bookmarks, time-outs, retries and window sizing.
-    @param capacity: a fixed event window per prefix, or L{None} for upstream's adaptive
+    @param capacity: a fixed event window per prefix, or C{None} for upstream's adaptive
         window (100 events, doubling up to 102400 while the oldest is younger than
         C{event_fresh_duration} seconds).
     @param bookmark_interval: seconds between BOOKMARK events (upstream: 1 minute).
@@ -374,7 +374,7 @@ class Cacher:
         The cache prefix of backend key C{full_key}: a registered prefix containing it, else
         the key minus its namespace/name tail by upstream's layout: C{<root>/<resource>/},
         C{<root>/<group>/<resource>/} when the first segment is a group (has a dot), and
-        C{<root>/services/specs|endpoints/}.  L{None} when the key is not below one.
+        C{<root>/services/specs|endpoints/}.  C{None} when the key is not below one.
         """
         for prefix in self._explicit:
             if full_key.startswith(prefix):

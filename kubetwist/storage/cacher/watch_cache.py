@@ -37,7 +37,7 @@ class CacheEvent:
     @ivar type: C{ADDED}, C{MODIFIED} or C{DELETED}.
     @ivar key: the backend key.
     @ivar obj: the new state (DELETED: the last state with the delete's resourceVersion).
-    @ivar prev: the state before, or L{None}.
+    @ivar prev: the state before, or C{None}.
     @ivar rv: the event's revision.
     @ivar time: when it was recorded (clock seconds).
     """
@@ -80,7 +80,7 @@ class WatchCache:
 
     @param prefix: the backend key prefix (ends with C{/}).
     @param clock: C{IReactorTime}, to time events for the window's sizing.
-    @param capacity: a fixed window size, or L{None} for upstream's adaptive size.
+    @param capacity: a fixed window size, or C{None} for upstream's adaptive size.
     @param event_fresh_duration: seconds an event should stay (adaptive sizing only).
     @ivar rv: the revision the cache is known to be complete at (last event or progress).
     """
@@ -192,7 +192,7 @@ class WatchCache:
         return [history[i] for i in range(lo, len(history))]
 
     def range(self, start: str, end: str | None) -> list[str]:
-        """The keys in C{[start, end)} in order (C{end} L{None}: just C{start} if present)."""
+        """The keys in C{[start, end)} in order (C{end} C{None}: just C{start} if present)."""
         if end is None:
             return [start] if start in self.objects else []
         keys = self.keys

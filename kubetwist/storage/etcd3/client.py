@@ -24,10 +24,10 @@ from zope.interface import implementer
 class EtcdTLSPolicy:
     """
     TLS for every C{https://} etcd endpoint: verify the server against C{trust_root} (the
-    platform's store when L{None}) and the endpoint's host; present C{client_certificate}.
+    platform's store when C{None}) and the endpoint's host; present C{client_certificate}.
 
-    @param trust_root: C{IOpenSSLTrustRoot}, e.g. an L{ssl.Certificate} of the CA.
-    @param client_certificate: an L{ssl.PrivateCertificate}, or L{None}.
+    @param trust_root: C{IOpenSSLTrustRoot}, e.g. an C{ssl.Certificate} of the CA.
+    @param client_certificate: an C{ssl.PrivateCertificate}, or C{None}.
     """
 
     def __init__(self, trust_root: Any = None, client_certificate: Any = None) -> None:

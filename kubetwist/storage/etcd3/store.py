@@ -420,7 +420,7 @@ class Etcd3Storage(KVStorageBase):
 def with_deadline(d: Deferred, seconds: float, clock: Any) -> Deferred:
     """
     C{d}, cancelled after C{seconds} on C{clock}; then it fails with
-    L{twisted.internet.defer.TimeoutError} whatever the cancelled operation raised.
+    C{twisted.internet.defer.TimeoutError} whatever the cancelled operation raised.
     """
 
     def timed_out(result: Any, timeout: float) -> Any:

@@ -10,7 +10,7 @@ old_value)}.  The latest state of a key is its newest row; the state at revision
 row with C{id <= R}, unless that row is a tombstone (C{deleted = 1}).  A fresh database starts at
 revision 1, like etcd.
 
-Concurrency: every SQLite call runs on one dedicated thread (a single-thread L{ThreadPool} the
+Concurrency: every SQLite call runs on one dedicated thread (a single-thread C{ThreadPool} the
 store owns), so writes are serialised and each is one transaction doing its compare-and-swap
 inside.  Results come back to the reactor in commit order, where each committed write is fanned
 out to the watchers whose key range covers it.  A watch from revision N registers first (buffering
@@ -125,7 +125,7 @@ def secure_directory(path: str) -> str | None:
     Create directory C{path} (and its parents) as the owner's alone (0700), whatever the
     umask; an existing one that others may read, write or enter is changed to 0700.
 
-    @return: a warning to log when an existing directory was changed, else L{None}.
+    @return: a warning to log when an existing directory was changed, else C{None}.
     @raise OSError: it cannot be created or changed.
     """
     if not os.path.isdir(path):
@@ -401,7 +401,7 @@ class SQLiteStorage(KVStorageBase):
 
     def _db_write(self, key: str, value: bytes | None, expected: int,
                   get_on_failure: bool) -> tuple[TxnResult, RawEvent | None]:
-        """Put (C{value} bytes) or delete (C{value} L{None}) if the mod revision is C{expected}."""
+        """Put (C{value} bytes) or delete (C{value} C{None}) if the mod revision is C{expected}."""
         name = key_bytes(key)
         cur = self._begin(immediate=True)
         try:
@@ -654,7 +654,7 @@ class SQLiteStorage(KVStorageBase):
         return self._run(self._db_compact_txn, expected_version, revision)
 
     def check_health(self) -> Deferred:
-        """Fire with L{None} if the database answers, else fail with L{UnreachableError}."""
+        """Fire with C{None} if the database answers, else fail with L{UnreachableError}."""
 
         def unreachable(failure: Any) -> None:
             raise UnreachableError(message=f"sqlite: {failure.value}")

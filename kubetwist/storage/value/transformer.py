@@ -60,7 +60,7 @@ class ITransformer(Interface):
 
 def reduce_errors(errors: list[Exception]) -> TransformError | None:
     """
-    Upstream C{errors.Reduce(errors.NewAggregate(errs))}: L{None} for none, the error itself for
+    Upstream C{errors.Reduce(errors.NewAggregate(errs))}: C{None} for none, the error itself for
     one, C{[a, b]} (messages deduplicated) for several.
     """
     if not errors:

@@ -6,17 +6,17 @@ C{k8s.io/pod-security-admission/admission} (C{admission.go}, C{response.go}) of 
 
 A validating plugin for creates and updates of:
 
-- pods: the namespace's C{enforce} level refuses (403 C{pods "x" is forbidden: violates
-  PodSecurity "restricted:latest": <reason> (<detail>), ...}), C{audit} adds the audit
-  annotation C{pod-security.kubernetes.io/audit-violations}, C{warn} a C{Warning}
-  (C{would violate PodSecurity "restricted:latest": ...}); an update that changes no image and
-  adds no container is not evaluated; C{status}, C{binding}, C{eviction} and the connect
-  subresources are not evaluated, C{ephemeralcontainers} (and every other) is;
-- the pod templates of ReplicationControllers, PodTemplates, ReplicaSets, Deployments,
-  StatefulSets, DaemonSets, Jobs and CronJobs: C{audit} and C{warn} only (never refused);
-- namespaces: the Pod Security labels must parse (422 C{Namespace "x" is invalid:
-  metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: ...}); an update that
-  makes C{enforce} stricter warns about the existing pods that violate it.
+ - pods: the namespace's C{enforce} level refuses (403 C{pods "x" is forbidden: violates
+   PodSecurity "restricted:latest": <reason> (<detail>), ...}), C{audit} adds the audit
+   annotation C{pod-security.kubernetes.io/audit-violations}, C{warn} a C{Warning}
+   (C{would violate PodSecurity "restricted:latest": ...}); an update that changes no image and
+   adds no container is not evaluated; C{status}, C{binding}, C{eviction} and the connect
+   subresources are not evaluated, C{ephemeralcontainers} (and every other) is;
+ - the pod templates of ReplicationControllers, PodTemplates, ReplicaSets, Deployments,
+   StatefulSets, DaemonSets, Jobs and CronJobs: C{audit} and C{warn} only (never refused);
+ - namespaces: the Pod Security labels must parse (422 C{Namespace "x" is invalid:
+   metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: ...}); an update that
+   makes C{enforce} stricter warns about the existing pods that violate it.
 
 Exemptions (usernames, namespaces, runtimeClasses) and the defaults for unlabelled namespaces
 come from the L{PodSecurityConfiguration
@@ -173,7 +173,7 @@ class PodSecurity:
     ) -> None:
         """
         @param configuration: a loaded L{PodSecurityConfiguration}, or what
-            L{load_configuration} takes (the AdmissionConfiguration's dict, L{None}).
+            L{load_configuration} takes (the AdmissionConfiguration's dict, C{None}).
         @param namespaces: the namespaces storage (C{async get(namespace, name,
             resource_version)}).
         @param list_pods: C{() -> coroutine of [pod]}: every pod (upstream's pod lister).

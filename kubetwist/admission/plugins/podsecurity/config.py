@@ -205,7 +205,7 @@ def load_configuration(raw: Any = None) -> PodSecurityConfiguration:
 
     @param raw: the plugin's configuration from the AdmissionConfiguration: a dict (the
         embedded C{configuration} object or the decoded file), YAML/JSON text or bytes, or
-        L{None} / empty for the defaults.
+        C{None} / empty for the defaults.
     @raise ConfigurationError: with upstream's text: an unknown apiVersion or kind, a strict
         decoding error (C{strict decoding error: unknown field "defaults.foo"}), a type error,
         C{PodSecurity configuration error: ...} (levels, versions) or

@@ -4,10 +4,10 @@ The PodSecurity plugin's metrics: upstream C{k8s.io/pod-security-admission/metri
 (C{PrometheusRecorder}) of v1.32, as a C{prometheus_client} collector (C{collect()}) that the
 composition root registers in the server's C{/metrics} registry:
 
-- C{pod_security_evaluations_total} (C{decision mode policy_level policy_version
-  request_operation resource subresource}),
-- C{pod_security_exemptions_total} (C{request_operation resource subresource}),
-- C{pod_security_errors_total} (C{fatal request_operation resource subresource}).
+ - C{pod_security_evaluations_total} (C{decision mode policy_level policy_version
+   request_operation resource subresource}),
+ - C{pod_security_exemptions_total} (C{request_operation resource subresource}),
+ - C{pod_security_errors_total} (C{fatal request_operation resource subresource}).
 
 C{resource} is C{pod}, C{namespace} or C{controller}; C{policy_version} is C{latest} for
 C{latest} and for the privileged level, C{v1.N} up to the server's version (v1.32), C{future}

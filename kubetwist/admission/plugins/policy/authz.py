@@ -53,7 +53,7 @@ def _dec(raw: bytes) -> dict:
 
 
 def authorizer_value(user: Any) -> dict:
-    """The C{authorizer} variable for the requesting user (a C{UserInfo} or L{None})."""
+    """The C{authorizer} variable for the requesting user (a C{UserInfo} or C{None})."""
     info = {"name": getattr(user, "name", ""), "uid": getattr(user, "uid", ""),
             "groups": list(getattr(user, "groups", []) or []),
             "extra": dict(getattr(user, "extra", {}) or {})} if user is not None else None
@@ -150,7 +150,7 @@ class AuthzRun:
     The authorization decisions of one input's evaluations.
 
     @param authorizer: an L{IAuthorizer <kubetwist.authorization.authorizer.IAuthorizer>},
-        or L{None} (every check then answers C{NoOpinion} with an error).
+        or C{None} (every check then answers C{NoOpinion} with an error).
     """
 
     def __init__(self, authorizer: Any) -> None:
@@ -202,5 +202,5 @@ class AuthzRun:
 
 
 def has_pending() -> Optional[bool]:
-    """Whether the active run recorded pending checks (L{None} outside a run)."""
+    """Whether the active run recorded pending checks (C{None} outside a run)."""
     return bool(_current[-1].pending) if _current else None

@@ -126,10 +126,10 @@ class Compiled:
     One compiled expression (upstream C{CompilationResult}).
 
     @ivar expression: the source text.
-    @ivar program: the runtime's compiled expression, or L{None} on error.
+    @ivar program: the runtime's compiled expression, or C{None} on error.
     @ivar ast: its L{CheckedAST <kubetwist.cel.cost.CheckedAST>} (cost, references).
     @ivar error: upstream's compile error text (C{compilation failed: ERROR: <input>:1:3:
-        ...}, C{must evaluate to bool but got int}), or L{None}.
+        ...}, C{must evaluate to bool but got int}), or C{None}.
     @ivar variables: the names of C{variables.<name>} the expression uses.
     """
 
@@ -226,7 +226,7 @@ class Context:
     variables and the policy's C{variables}, each computed at most once.
 
     @param data: C{{"object": ..., "oldObject": ..., "request": ..., "namespaceObject": ...,
-        "params": ...}} (JSON values; L{None} is CEL C{null}).
+        "params": ...}} (JSON values; C{None} is CEL C{null}).
     @param variables: C{{name: Compiled}} of the policy's variables, in order.
     """
 

@@ -80,7 +80,7 @@ def _rules_match(rules: list, a: Attributes, resource: GroupVersionResource) -> 
 
 def matches_resource_rules(rules: list, match_policy: str, a: Attributes,
                            equivalents: Optional[Equivalents]) -> Optional[Match]:
-    """Upstream C{matchesResourceRules}: the match, or L{None}."""
+    """Upstream C{matchesResourceRules}: the match, or C{None}."""
     if _rules_match(rules, a, a.resource):
         return Match(a.resource, a.kind)
     if match_policy == "Exact" or equivalents is None:
@@ -138,7 +138,7 @@ async def matches(match_resources: Optional[dict], a: Attributes,
     Upstream C{Matcher.Matches} (and C{BindingMatches}: a binding without
     C{matchResources} matches everything; empty C{resourceRules} match every resource).
 
-    @return: the L{Match}, or L{None}.
+    @return: the L{Match}, or C{None}.
     @raise StatusError: 404 NotFound for a namespace that does not exist (a selector to
         check), as upstream.
     """

@@ -123,10 +123,10 @@ class _Hook:
 class ValidatingAdmissionPolicy:
     """
     @param policies: the C{validatingadmissionpolicies} store (C{storage}, C{prefix}), or
-        L{None} when the group is not served (the plugin then admits everything).
-    @param bindings: the C{validatingadmissionpolicybindings} store, or L{None}.
+        C{None} when the group is not served (the plugin then admits everything).
+    @param bindings: the C{validatingadmissionpolicybindings} store, or C{None}.
     @param get_namespace: C{async name -> Namespace or None}.
-    @param param_stores: see L{ParamStores}; L{None}: only built-in kinds of C{stores}.
+    @param param_stores: see L{ParamStores}; C{None}: only built-in kinds of C{stores}.
     @param list_items: C{async store -> [object]} (the params selected by a label selector).
     @param clock: C{IReactorTime} (informer relists).
     @param equivalents: see L{Equivalents <kubetwist.admission.plugins.policy.matching>}.

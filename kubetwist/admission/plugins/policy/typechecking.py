@@ -74,7 +74,7 @@ class _Schemas:
 
     def type_of(self, s: Any) -> Any:
         """A type: C{("int",)}, C{("list", elem)}, C{("map", value)}, C{("object", schema)},
-        or L{None} (dyn)."""
+        or C{None} (dyn)."""
         s = self.resolve(s)
         if s is None or s.get("x-kubernetes-int-or-string") or \
                 s.get("format") == "int-or-string":
@@ -279,7 +279,7 @@ class TypeChecker:
         self._kinds = kinds
         self._schemas = schemas
         #: C{(KindResolver, SchemaResolver)} asked when the first pair knows nothing (the
-        #: custom resources, set by the composition root), or L{None}
+        #: custom resources, set by the composition root), or C{None}
         self.fallback: Optional[tuple[KindResolver, SchemaResolver]] = None
 
     def kinds(self, group: str, version: str, resource: str) -> list:
@@ -290,7 +290,7 @@ class TypeChecker:
         return found
 
     def schemas(self, group: str, version: str, kind: str) -> Optional[tuple]:
-        """C{(components, root name)} of a kind, or L{None}."""
+        """C{(components, root name)} of a kind, or C{None}."""
         found = self._schemas(group, version, kind)
         if found is None and self.fallback is not None:
             found = self.fallback[1](group, version, kind)

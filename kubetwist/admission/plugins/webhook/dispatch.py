@@ -294,7 +294,7 @@ class Dispatcher:
     async def should_call(self, hook: WebhookAccessor, a: Any, obj: Optional[dict],
                           versions: Any) -> Optional[Invocation]:
         """
-        Upstream C{ShouldCallHook}: the invocation, or L{None} when the webhook does not
+        Upstream C{ShouldCallHook}: the invocation, or C{None} when the webhook does not
         apply.
 
         @raise StatusError: 404 for a namespace that does not exist; 403 when a match

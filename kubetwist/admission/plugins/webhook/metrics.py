@@ -66,7 +66,7 @@ class WebhookMetrics:
     The webhook metrics of one API server.
 
     @param registry: the C{CollectorRegistry} to register on (the server's, so C{/metrics}
-        shows them); a private one when L{None} (L{register_on} adds it to another later).
+        shows them); a private one when C{None} (L{register_on} adds it to another later).
     """
 
     def __init__(self, registry: Optional[CollectorRegistry] = None) -> None:

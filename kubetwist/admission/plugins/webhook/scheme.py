@@ -49,7 +49,7 @@ class _Entry:
 class Scheme:
     """
     @param group_versions: C{() -> {prefix: APIGroupVersion}} of the whole chain (upstream
-        registers them as it installs each group-version); L{None}: no equivalents (every
+        registers them as it installs each group-version); C{None}: no equivalents (every
         resource stands alone, no conversion).
     """
 

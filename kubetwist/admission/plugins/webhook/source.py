@@ -59,7 +59,7 @@ class WebhookAccessor:
         return "admit" if self.mutating else "validating"
 
     def match_conditions(self) -> Optional[MatchConditions]:
-        """The compiled C{matchConditions}, or L{None} when there are none."""
+        """The compiled C{matchConditions}, or C{None} when there are none."""
         conditions = self.hook.get("matchConditions") or []
         if not conditions:
             return None
