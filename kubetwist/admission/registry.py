@@ -143,6 +143,8 @@ PLUGINS.update({
     "ServiceAccount": lambda ctx: ServiceAccount(ctx.stores.get(("", "serviceaccounts"))),
     "Priority": lambda ctx: Priority(ctx.lister("scheduling.k8s.io", "priorityclasses")),
     "DefaultTolerationSeconds": lambda ctx: DefaultTolerationSeconds(),
+    "ResourceQuota": lambda ctx: __import__(
+        "kubetwist.admission.plugins.resourcequota", fromlist=["new_plugin"]).new_plugin(ctx),
 })
 
 

@@ -231,6 +231,10 @@ class KubeAPIServer:
 
         self.garbage_collector, self.pod_gc = install_collectors(
             self.server, self.stores, self.extra_namespaced_stores, clock)
+        from kubetwist.controlplane.resourcequota import install_resource_quota_controller
+
+        self.resource_quota_controller = install_resource_quota_controller(
+            self.server, self.stores, self.extra_namespaced_stores, clock)
         self.server.add_post_start_hook("priority-and-fairness-config-producer",
                                         self.bootstrap_flowcontrol)
         self.apf_status = None

@@ -1,0 +1,85 @@
+# -*- test-case-name: tests.controlplane.test_resourcequota -*-
+"""
+Tests for L{kubetwist.controlplane.resourcequota} and the C{ResourceQuota} admission plugin
+through the whole server chain: C{status} derived from C{spec.hard}, usage charged at
+admission, refused over the limit with upstream's message, replenished on deletion.
+"""
+
+from __future__ import annotations
+
+from tests.support import KubeTestCase
+
+NS = "/api/v1/namespaces/q"
+
+
+def _pod(name: str, **spec) -> dict:
+    body = {"containers": [{"name": "c", "image": "i"}]}
+    body.update(spec)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": body}
+
+
+def _quota(name: str, hard: dict, **spec) -> dict:
+    body = {"hard": hard}
+    body.update(spec)
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": name},
+            "spec": body}
+
+
+class QuotaChainTests(KubeTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        code, _, _ = self.request("POST", "/api/v1/namespaces", {
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "q"}})
+        self.assertEqual(code, 201)
+        self.clock.advance(0)
+
+    def status(self, name: str) -> dict:
+        self.clock.advance(0)
+        self.clock.advance(0)
+        code, body, _ = self.request("GET", f"{NS}/resourcequotas/{name}")
+        self.assertEqual(code, 200, body)
+        return body.get("status") or {}
+
+    def test_status_from_spec(self) -> None:
+        """A new quota gets status.hard from spec.hard and status.used counted."""
+        self.request("POST", f"{NS}/configmaps", {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}})
+        code, body, _ = self.request("POST", f"{NS}/resourcequotas", _quota(
+            "q", {"pods": "2", "configmaps": "5", "cpu": "1", "memory": "1Gi",
+                  "count/replicasets.apps": "3"}))
+        self.assertEqual(code, 201, body)
+        status = self.status("q")
+        self.assertEqual(status["hard"], {"configmaps": "5", "count/replicasets.apps": "3",
+                                          "cpu": "1", "memory": "1Gi", "pods": "2"})
+        # the kube-root-ca.crt ConfigMap and "a"
+        self.assertEqual(status["used"], {"configmaps": "2", "count/replicasets.apps": "0",
+                                          "cpu": "0", "memory": "0", "pods": "0"})
+
+    def test_third_pod_refused(self) -> None:
+        """Two pods fit a quota of two; the third is refused with upstream's message and
+        status.used reads 2; deleting one gives the unit back."""
+        self.request("POST", f"{NS}/resourcequotas", _quota("q", {"pods": "2"}))
+        self.assertEqual(self.status("q")["used"], {"pods": "0"})
+        for name in ("a", "b"):
+            code, body, _ = self.request("POST", f"{NS}/pods", _pod(name))
+            self.assertEqual(code, 201, body)
+        code, body, _ = self.request("POST", f"{NS}/pods", _pod("c"))
+        self.assertEqual(code, 403, body)
+        self.assertEqual(body["reason"], "Forbidden")
+        self.assertEqual(body["message"], 'pods "c" is forbidden: exceeded quota: q, '
+                                          'requested: pods=1, used: pods=2, limited: pods=2')
+        self.assertEqual(self.status("q")["used"], {"pods": "2"})
+        code, body, _ = self.request("DELETE", f"{NS}/pods/a?gracePeriodSeconds=0")
+        self.assertEqual(code, 200, body)
+        self.assertEqual(self.status("q")["used"], {"pods": "1"})
+        code, body, _ = self.request("POST", f"{NS}/pods", _pod("c"))
+        self.assertEqual(code, 201, body)
+
+    def test_dry_run_charges_nothing(self) -> None:
+        """A dry-run create is checked but status.used does not move."""
+        self.request("POST", f"{NS}/resourcequotas", _quota("q", {"pods": "1"}))
+        self.status("q")
+        code, body, _ = self.request("POST", f"{NS}/pods?dryRun=All", _pod("a"))
+        self.assertEqual(code, 201, body)
+        code, body, _ = self.request("GET", f"{NS}/resourcequotas/q")
+        self.assertEqual(body["status"]["used"], {"pods": "0"})
