@@ -95,7 +95,8 @@ class OrderTests(SynchronousTestCase):
         names = registry.default_enabled_plugins()
         plugins = registry.new_plugins(names, ctx)
         self.assertEqual([p.name for p in plugins], [
-            "NamespaceLifecycle", "ServiceAccount", "Priority", "DefaultTolerationSeconds"])
+            "NamespaceLifecycle", "ServiceAccount", "Priority", "DefaultTolerationSeconds",
+            "ResourceQuota"])
         self.assertIn("PodSecurity", registry.not_implemented(names))
         self.assertNotIn("Priority", registry.not_implemented(names))
 
@@ -107,7 +108,7 @@ class PluginShapeTests(SynchronousTestCase):
         """Each plugin is an IAdmissionPlugin and mutating and/or validating, as upstream."""
         ctx = registry.PluginContext({("", "namespaces"): _Store({})})
         built = registry.new_plugins(registry.ALL_ORDERED_PLUGINS, ctx)
-        self.assertEqual(len(built), 6)
+        self.assertEqual(len(built), 7)
         for p in built:
             self.assertTrue(verifyObject(IAdmissionPlugin, p))
             kinds = [i for i in (IMutationInterface, IValidationInterface) if i.providedBy(p)]

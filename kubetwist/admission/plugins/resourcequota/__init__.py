@@ -24,9 +24,12 @@ def new_plugin(ctx: Any) -> ResourceQuota:
     """
     The plugin from a L{PluginContext <kubetwist.admission.registry.PluginContext>}: the
     ResourceQuota store of C{ctx.stores} over C{ctx.storage}, C{ctx.config("ResourceQuota")}
-    (a C{ResourceQuotaConfiguration} dict) and C{ctx.clock}.
+    (a C{ResourceQuotaConfiguration} dict) and C{ctx.clock}.  Without a ResourceQuota store
+    there are no quotas, and only C{limitedResources} can refuse.
     """
-    store = ctx.stores[("", "resourcequotas")]
-    storage = ctx.storage if ctx.storage is not None else store.storage
+    store = ctx.stores.get(("", "resourcequotas"))
+    storage = ctx.storage
+    if storage is None and store is not None:
+        storage = store.storage
     return ResourceQuota(QuotaAccessor(store, storage, ctx.clock), ctx.config("ResourceQuota"),
                          ctx.clock)

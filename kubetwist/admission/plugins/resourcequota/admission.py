@@ -195,7 +195,7 @@ class QuotaAccessor:
     Upstream C{quotaAccessor}: the quotas of a namespace and their status writes.
 
     @param store: the ResourceQuota registry store (for its keys: C{key(ns, name)},
-        C{prefix(ns)}, C{key_root}).
+        C{prefix(ns)}, C{key_root}), or L{None}: no quotas.
     @param storage: the L{IStorage <kubetwist.storage.interfaces.IStorage>} it lives in.
     @param clock: C{IReactorTime} for the informer's relists; without one, every read is live.
     """
@@ -226,6 +226,8 @@ class QuotaAccessor:
         C{live}), else a consistent list; each replaced by the version this accessor wrote if
         that is newer.
         """
+        if self.store is None:
+            return []
         self._start()
         if live or self.informer is None or not self.informer.synced:
             listed = await self.storage.get_list(self.store.prefix(namespace), recursive=True)
