@@ -28,7 +28,7 @@ deletions and on updates its evaluators mark).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from twisted.application.service import Service
 from twisted.internet.defer import Deferred, ensureDeferred
@@ -150,7 +150,9 @@ class ResourceQuotaController(Service):
         self.clock = clock
         self.resync = resync
         self.registry = registry or Registry()
-        self.informer: Optional[Informer] = None
+        #: the quotas as last seen (started with the service; shared with the admission
+        #: plugin by L{install_resource_quota_controller})
+        self.informer = Informer(quotas.storage, clock, quotas.key_root, self._quota_changed)
         self.monitors: dict[tuple[str, str], _Monitor] = {}
         self._seen: dict[tuple[str, str], dict] = {}
         self._dirty: set[str] = set()
@@ -163,15 +165,15 @@ class ResourceQuotaController(Service):
     # --- lifecycle -------------------------------------------------------------------------
     def startService(self) -> None:
         super().startService()
-        self.informer = Informer(self.quotas.storage, self.clock, self.quotas.key_root,
-                                 self._quota_changed)
+        if self.informer._stopped:
+            self.informer = Informer(self.quotas.storage, self.clock, self.quotas.key_root,
+                                     self._quota_changed)
         self.informer.start()
         self._resync_call = self.clock.callLater(self.resync, self._full_resync)
 
     def stopService(self) -> Any:
         super().stopService()
-        if self.informer is not None:
-            self.informer.stop()
+        self.informer.stop()
         for monitor in self.monitors.values():
             monitor.stop()
         self.monitors = {}
@@ -186,14 +188,13 @@ class ResourceQuotaController(Service):
 
     # --- events ----------------------------------------------------------------------------
     def _namespaces(self) -> set[str]:
-        return {ns for ns, _ in (self.informer.items if self.informer else {})}
+        return {ns for ns, _ in self.informer.items}
 
     def _enqueue_all(self) -> None:
         for ns in self._namespaces():
             self.enqueue(ns)
 
     def _quota_changed(self, key: Optional[tuple[str, str]]) -> None:
-        assert self.informer is not None
         if key is None:
             self._seen = {k: ((q.get("spec") or {}).get("hard") or {})
                           for k, q in self.informer.items.items()}
@@ -261,7 +262,6 @@ class ResourceQuotaController(Service):
     async def _work(self) -> None:
         self.passes += 1
         dirty, self._dirty = self._dirty, set()
-        assert self.informer is not None
         for ns in sorted(dirty):
             for (qns, _), quota in sorted(self.informer.items.items()):
                 if qns != ns:
@@ -320,11 +320,15 @@ class ResourceQuotaController(Service):
 
 def install_resource_quota_controller(server: Any, stores: Mapping[tuple[str, str], Store],
                                       extra_stores: Callable[[], Any], clock: Any,
-                                      resync: float = DEFAULT_RESYNC) -> ResourceQuotaController:
+                                      resync: float = DEFAULT_RESYNC,
+                                      admission_plugins: Iterable[Any] = ()
+                                      ) -> ResourceQuotaController:
     """
     Build the controller over C{stores} (C{{(group, resource): Store}}) and C{extra_stores()}
     (custom resource stores, by their C{spec}), started by the post-start hook
-    C{start-resource-quota-controller} of C{server} and stopped with its hooks.
+    C{start-resource-quota-controller} of C{server} and stopped with its hooks.  A
+    C{ResourceQuota} plugin among C{admission_plugins} reads its quotas from the controller's
+    informer (one watch of the quotas, stopped at shutdown).
     """
     from kubetwist.apis.core.register import STRATEGIES
     from kubetwist.controlplane.garbagecollector import ServiceHook
@@ -342,4 +346,9 @@ def install_resource_quota_controller(server: Any, stores: Mapping[tuple[str, st
         resync)
     ServiceHook("start-resource-quota-controller", controller, clock).setServiceParent(
         server.hooks)
+    for plugin in admission_plugins:
+        accessor = getattr(plugin, "accessor", None)
+        if getattr(plugin, "name", "") == "ResourceQuota" and accessor is not None \
+                and accessor.store is quotas:
+            accessor.informer = controller.informer
     return controller

@@ -83,3 +83,80 @@ class QuotaChainTests(KubeTestCase):
         self.assertEqual(code, 201, body)
         code, body, _ = self.request("GET", f"{NS}/resourcequotas/q")
         self.assertEqual(body["status"]["used"], {"pods": "0"})
+
+    def test_spec_change_and_status_reset(self) -> None:
+        """A new spec.hard is copied to status.hard; a status.hard written by hand is put
+        back to spec.hard."""
+        self.request("POST", f"{NS}/resourcequotas", _quota("q", {"pods": "2"}))
+        self.status("q")
+        code, body, _ = self.request(
+            "PATCH", f"{NS}/resourcequotas/q", {"spec": {"hard": {"pods": "3", "secrets": "4"}}},
+            content_type="application/merge-patch+json")
+        self.assertEqual(code, 200, body)
+        status = self.status("q")
+        self.assertEqual(status["hard"], {"pods": "3", "secrets": "4"})
+        self.assertEqual(status["used"], {"pods": "0", "secrets": "0"})
+        code, body, _ = self.request(
+            "PATCH", f"{NS}/resourcequotas/q/status", {"status": {"hard": {"pods": "9"}}},
+            content_type="application/merge-patch+json")
+        self.assertEqual(code, 200, body)
+        self.assertEqual(body["status"]["hard"], {"pods": "9", "secrets": "4"})
+        self.assertEqual(self.status("q")["hard"], {"pods": "3", "secrets": "4"})
+
+    def test_replenish_on_update(self) -> None:
+        """A pod that turns Succeeded gives its compute units back (watch-driven)."""
+        self.request("POST", f"{NS}/resourcequotas", _quota("q", {"pods": "2",
+                                                                   "count/pods": "5"}))
+        self.status("q")
+        self.request("POST", f"{NS}/pods", _pod("a"))
+        self.assertEqual(self.status("q")["used"], {"count/pods": "1", "pods": "1"})
+        code, body, _ = self.request("PATCH", f"{NS}/pods/a/status",
+                                     {"status": {"phase": "Succeeded"}},
+                                     content_type="application/merge-patch+json")
+        self.assertEqual(code, 200, body)
+        self.assertEqual(self.status("q")["used"], {"count/pods": "1", "pods": "0"})
+
+    def test_object_count_of_any_resource(self) -> None:
+        """count/replicasets.apps counts ReplicaSets, created and deleted."""
+        self.request("POST", f"{NS}/resourcequotas", _quota("q", {"count/replicasets.apps": "1"}))
+        self.status("q")
+        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "r"},
+              "spec": {"replicas": 0, "selector": {"matchLabels": {"a": "b"}},
+                       "template": {"metadata": {"labels": {"a": "b"}},
+                                    "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+        code, body, _ = self.request("POST", "/apis/apps/v1/namespaces/q/replicasets", rs)
+        self.assertEqual(code, 201, body)
+        self.assertEqual(self.status("q")["used"], {"count/replicasets.apps": "1"})
+        rs["metadata"]["name"] = "r2"
+        code, body, _ = self.request("POST", "/apis/apps/v1/namespaces/q/replicasets", rs)
+        self.assertEqual(code, 403, body)
+        self.assertEqual(body["message"],
+                         'replicasets.apps "r2" is forbidden: exceeded quota: q, requested: '
+                         'count/replicasets.apps=1, used: count/replicasets.apps=1, limited: '
+                         'count/replicasets.apps=1')
+        self.request("DELETE", "/apis/apps/v1/namespaces/q/replicasets/r")
+        self.assertEqual(self.status("q")["used"], {"count/replicasets.apps": "0"})
+
+    def test_changes_elsewhere_cost_nothing(self) -> None:
+        """Changes in a namespace without quotas start no recomputation."""
+        self.request("POST", f"{NS}/resourcequotas", _quota("q", {"pods": "2"}))
+        self.status("q")
+        controller = self.kube.resource_quota_controller
+        before = controller.passes
+        code, body, _ = self.request("POST", "/api/v1/namespaces/default/pods", _pod("x"))
+        self.assertEqual(code, 201, body)
+        self.clock.advance(0)
+        self.assertEqual(controller.passes, before)
+        self.request("POST", f"{NS}/pods", _pod("a"))
+        self.clock.advance(0)
+        self.assertEqual(controller.passes, before + 1)
+
+    def test_full_resync(self) -> None:
+        """Every five minutes every quota is recomputed (a hand-written used is repaired)."""
+        self.request("POST", f"{NS}/resourcequotas", _quota("q", {"pods": "2"}))
+        self.status("q")
+        self.request("PATCH", f"{NS}/resourcequotas/q/status", {"status": {"used": {"pods": "1"}}},
+                     content_type="application/merge-patch+json")
+        self.assertEqual(self.status("q")["used"], {"pods": "1"})
+        self.clock.advance(300)
+        self.assertEqual(self.status("q")["used"], {"pods": "0"})
