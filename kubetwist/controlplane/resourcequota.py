@@ -50,6 +50,8 @@ log = Logger()
 
 #: Upstream C{--resource-quota-sync-period} default, seconds.
 DEFAULT_RESYNC = 300.0
+#: Seconds before the quotas of a namespace are recomputed after a write conflict.
+CONFLICT_DELAY = 0.1
 #: Seconds before a monitor whose watch ended lists and watches again.
 RELIST_DELAY = 1.0
 
@@ -270,7 +272,8 @@ class ResourceQuotaController(Service):
                     await self.sync(quota)
                 except errors.StatusError as e:
                     if e.code == 409:
-                        self._dirty.add(ns)  # the informer brings the newer version
+                        # a newer version is on its way to the informer: try again shortly
+                        self.clock.callLater(CONFLICT_DELAY, self.enqueue, ns)
                     elif e.code != 404:
                         log.warn("resource quota {ns}/{name}: {msg}",  # noqa: G010
                                  ns=ns, name=_meta(quota).get("name"), msg=e.message)

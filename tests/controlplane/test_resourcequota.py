@@ -160,3 +160,20 @@ class QuotaChainTests(KubeTestCase):
         self.assertEqual(self.status("q")["used"], {"pods": "1"})
         self.clock.advance(300)
         self.assertEqual(self.status("q")["used"], {"pods": "0"})
+
+    def test_sync_is_compare_and_swap(self) -> None:
+        """The controller writes only over the version it read (409 otherwise)."""
+        from twisted.internet.defer import ensureDeferred
+
+        from kubetwist.runtime.errors import StatusError
+
+        self.request("POST", f"{NS}/resourcequotas", _quota("q", {"pods": "2"}))
+        self.status("q")
+        controller = self.kube.resource_quota_controller
+        stale = dict(controller.informer.items[("q", "q")])
+        stale["status"] = {}
+        self.request("PATCH", f"{NS}/resourcequotas/q/status", {"status": {"used": {"pods": "1"}}},
+                     content_type="application/merge-patch+json")
+        f = self.failureResultOf(ensureDeferred(controller.sync(stale)), StatusError)
+        self.assertEqual(f.value.code, 409)
+        self.assertEqual(self.status("q")["used"], {"pods": "1"})
