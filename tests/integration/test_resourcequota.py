@@ -11,7 +11,7 @@ import json
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin
+from tests.integration.harness import ServerTestMixin, etcd_skip_reason
 
 
 def _pod(name: str) -> dict:
@@ -19,8 +19,8 @@ def _pod(name: str) -> dict:
             "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
 
 
-class ResourceQuotaAcceptanceTests(ServerTestMixin, SynchronousTestCase):
-    """ResourceQuota admission and status through kubectl, on the embedded store."""
+class ResourceQuotaAcceptanceMixin(ServerTestMixin):
+    """ResourceQuota admission and status through kubectl."""
 
     def test_third_pod_refused(self) -> None:
         """Two pods fit C{pods: 2}; the third is refused (403, upstream's text) and the
@@ -46,3 +46,14 @@ class ResourceQuotaAcceptanceTests(ServerTestMixin, SynchronousTestCase):
         hard = self.server.kubectl("get", "resourcequota", "q", "-n", ns,
                                    "-o", "jsonpath={.status.hard}").stdout
         self.assertEqual(hard, '{"pods":"2"}')
+
+
+class ResourceQuotaAcceptanceTests(ResourceQuotaAcceptanceMixin, SynchronousTestCase):
+    """On the embedded store."""
+
+
+class EtcdResourceQuotaTests(ResourceQuotaAcceptanceMixin, SynchronousTestCase):
+    """On a real etcd (C{--etcd-servers}): the controller's watches through the Cacher."""
+
+    use_etcd = True
+    skip = etcd_skip_reason()
