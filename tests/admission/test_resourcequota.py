@@ -363,3 +363,33 @@ class PluginTests(SynchronousTestCase):
         a = Attributes.for_spec("CREATE", ns, name="x", obj={"metadata": {"name": "x"}})
         self.successResultOf(ensureDeferred(self.plugin.validate(a)))
         self.assertEqual(self._stored()["status"]["used"], {"secrets": "0"})
+
+
+class ConfigurationTests(SynchronousTestCase):
+    """The plugin's C{ResourceQuotaConfiguration} (C{--admission-control-config-file})."""
+
+    def test_invalid(self) -> None:
+        """A limited resource without C{resource} stops the start with upstream's text."""
+        from kubetwist.admission.plugins.resourcequota import new_plugin
+        from kubetwist.admission.registry import PluginContext
+
+        ctx = PluginContext(configs={"ResourceQuota": {
+            "kind": "ResourceQuotaConfiguration",
+            "limitedResources": [{"resource": "pods"}, {"matchContains": ["cpu"]}]}})
+        with self.assertRaises(ValueError) as e:
+            new_plugin(ctx)
+        self.assertEqual(str(e.exception), "limitedResources[1].resource: Required value")
+
+    def test_limited_from_config(self) -> None:
+        """limitedResources reach the plugin."""
+        from kubetwist.admission.plugins.resourcequota import new_plugin
+        from kubetwist.admission.registry import PluginContext
+
+        limited = [{"apiGroup": "", "resource": "pods", "matchContains": ["cpu"]}]
+        plugin = new_plugin(PluginContext(configs={"ResourceQuota": {
+            "limitedResources": limited}}))
+        self.assertEqual(plugin.limited, limited)
+        a = create(PODS, pod(requests={"cpu": "1"}))
+        f = self.failureResultOf(ensureDeferred(plugin.validate(a)), StatusError)
+        self.assertEqual(f.value.message, 'pods "p" is forbidden: insufficient quota to '
+                                          'consume: cpu,requests.cpu')

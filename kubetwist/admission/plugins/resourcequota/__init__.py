@@ -17,7 +17,17 @@ from kubetwist.admission.plugins.resourcequota.admission import (
 from kubetwist.admission.plugins.resourcequota.evaluators import Registry, calculate_usage
 
 __all__ = ["QuotaAccessor", "Registry", "ResourceQuota", "calculate_usage", "check_request",
-           "new_plugin"]
+           "new_plugin", "validate_configuration"]
+
+
+def validate_configuration(config: Any) -> list[str]:
+    """Upstream C{validation.ValidateConfiguration} of a C{ResourceQuotaConfiguration} dict:
+    the error texts (every C{limitedResources} entry needs a C{resource})."""
+    out = []
+    for i, lr in enumerate((config or {}).get("limitedResources") or []):
+        if not (lr or {}).get("resource"):
+            out.append(f"limitedResources[{i}].resource: Required value")
+    return out
 
 
 def new_plugin(ctx: Any) -> ResourceQuota:
@@ -26,7 +36,13 @@ def new_plugin(ctx: Any) -> ResourceQuota:
     ResourceQuota store of C{ctx.stores} over C{ctx.storage}, C{ctx.config("ResourceQuota")}
     (a C{ResourceQuotaConfiguration} dict) and C{ctx.clock}.  Without a ResourceQuota store
     there are no quotas, and only C{limitedResources} can refuse.
+
+    @raise ValueError: a configuration upstream's C{ValidateConfiguration} refuses, with its
+        text (C{limitedResources[0].resource: Required value}).
     """
+    errs = validate_configuration(ctx.config("ResourceQuota"))
+    if errs:
+        raise ValueError(errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]")
     store = ctx.stores.get(("", "resourcequotas"))
     storage = ctx.storage
     if storage is None and store is not None:
