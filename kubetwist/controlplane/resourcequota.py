@@ -157,6 +157,7 @@ class ResourceQuotaController(Service):
         self.informer = Informer(quotas.storage, clock, quotas.key_root, self._quota_changed)
         self.monitors: dict[tuple[str, str], _Monitor] = {}
         self._seen: dict[tuple[str, str], dict] = {}
+        self._by_namespace: dict[str, dict[str, dict]] = {}
         self._dirty: set[str] = set()
         self._scheduled: Any = None
         self._resync_call: Any = None
@@ -190,7 +191,11 @@ class ResourceQuotaController(Service):
 
     # --- events ----------------------------------------------------------------------------
     def _namespaces(self) -> set[str]:
-        return {ns for ns, _ in self.informer.items}
+        return set(self._by_namespace)
+
+    def quotas_in(self, namespace: str) -> list[dict]:
+        """The quotas of C{namespace} as last seen (an index over the informer's items)."""
+        return list(self._by_namespace.get(namespace, {}).values())
 
     def _enqueue_all(self) -> None:
         for ns in self._namespaces():
@@ -200,6 +205,9 @@ class ResourceQuotaController(Service):
         if key is None:
             self._seen = {k: ((q.get("spec") or {}).get("hard") or {})
                           for k, q in self.informer.items.items()}
+            self._by_namespace = {}
+            for (ns, name), q in self.informer.items.items():
+                self._by_namespace.setdefault(ns, {})[name] = q
             for quota in self.informer.items.values():
                 self._monitor(quota)
             self._enqueue_all()
@@ -208,10 +216,15 @@ class ResourceQuotaController(Service):
         previous = self._seen.get(key)
         if quota is None:
             self._seen.pop(key, None)
+            in_ns = self._by_namespace.get(key[0], {})
+            in_ns.pop(key[1], None)
+            if not in_ns:
+                self._by_namespace.pop(key[0], None)
             self.enqueue(key[0])  # the namespace's resourcequotas count
             return
         hard = (quota.get("spec") or {}).get("hard") or {}
         self._seen[key] = hard
+        self._by_namespace.setdefault(key[0], {})[key[1]] = quota
         self._monitor(quota)
         if previous is None or previous != hard or needs_status(quota):
             self.enqueue(key[0])
@@ -236,7 +249,7 @@ class ResourceQuotaController(Service):
     def _object_changed(self, namespace: Optional[str]) -> None:
         if namespace is None:
             self._enqueue_all()
-        elif namespace in self._namespaces():
+        elif namespace in self._by_namespace:
             self.enqueue(namespace)
 
     # --- passes ----------------------------------------------------------------------------
@@ -265,9 +278,7 @@ class ResourceQuotaController(Service):
         self.passes += 1
         dirty, self._dirty = self._dirty, set()
         for ns in sorted(dirty):
-            for (qns, _), quota in sorted(self.informer.items.items()):
-                if qns != ns:
-                    continue
+            for quota in sorted(self.quotas_in(ns), key=lambda q: _meta(q).get("name") or ""):
                 try:
                     await self.sync(quota)
                 except errors.StatusError as e:
@@ -354,4 +365,5 @@ def install_resource_quota_controller(server: Any, stores: Mapping[tuple[str, st
         if getattr(plugin, "name", "") == "ResourceQuota" and accessor is not None \
                 and accessor.store is quotas:
             accessor.informer = controller.informer
+            accessor.index = controller.quotas_in
     return controller

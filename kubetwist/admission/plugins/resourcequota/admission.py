@@ -20,7 +20,7 @@ quotas this plugin wrote itself (upstream C{updatedQuotas}).
 from __future__ import annotations
 
 import copy
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from twisted.internet.defer import DeferredLock
 from zope.interface import implementer
@@ -205,6 +205,9 @@ class QuotaAccessor:
         self.storage = storage
         self.clock = clock
         self.informer: Any = None
+        #: C{namespace -> [quota]} over the informer's items (the quota controller's index),
+        #: or L{None}: the items are scanned
+        self.index: Optional[Callable[[str], list[dict]]] = None
         self.updated: dict[tuple[str, str], dict] = {}
 
     def _start(self) -> None:
@@ -232,6 +235,8 @@ class QuotaAccessor:
         if live or self.informer is None or not self.informer.synced:
             listed = await self.storage.get_list(self.store.prefix(namespace), recursive=True)
             items = [copy.deepcopy(o) for o in listed.items]
+        elif self.index is not None:
+            items = [copy.deepcopy(o) for o in self.index(namespace)]
         else:
             items = [copy.deepcopy(o) for (ns, _), o in self.informer.items.items()
                      if ns == namespace]
