@@ -12,18 +12,20 @@ What it does:
     C{spec.hard} or has no C{status.used} gets C{status.hard} = C{spec.hard} and
     C{status.used} computed from the namespace's objects (upstream C{CalculateUsage});
   - replenishment: one watch per resource that some quota charges (started when the first
-    such quota appears); a change in a namespace that has quotas recomputes that
-    namespace's quotas (one pass for a burst of changes), so the cost follows the changes
-    and the size of the namespaces they touch, never the whole store;
+    such quota appears); a deletion, or an update that can lower usage (a pod turning
+    terminal or being deleted, a service or claim changing), in a namespace that has quotas
+    recomputes that namespace's quotas (one pass for a burst of changes), so the cost follows
+    those changes and the size of the namespaces they touch, never the whole store; creations
+    were charged by admission and start nothing (as upstream);
   - every C{resync} seconds (upstream C{--resource-quota-sync-period}, 5 minutes) every
     quota is recomputed.
 
 Status writes go through the C{resourcequotas/status} store (validation, rounding) with the
 C{resourceVersion} read, so a write racing the admission plugin's is refused (409) and
-retried on the next pass.  Differences from upstream: a status-only change that leaves
+retried shortly after.  Differences from upstream: a status-only change that leaves
 C{status.hard} different from C{spec.hard} is repaired at once rather than at the next full
-resync; any change of a charged object in the namespace recomputes (upstream replenishes on
-deletions and on updates its evaluators mark).
+resync; service and claim updates recompute whatever changed (upstream compares the old and
+new type, ports or size first).
 """
 
 from __future__ import annotations
@@ -56,6 +58,23 @@ CONFLICT_DELAY = 0.1
 RELIST_DELAY = 1.0
 
 
+def _pod_released(pod: dict) -> bool:
+    """A pod update that may give compute quota back (upstream: the old pod was charged and
+    the new one is not, C{QuotaV1Pod}): the pod is terminal or being deleted."""
+    return ((pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+            or bool(_meta(pod).get("deletionTimestamp")))
+
+
+#: C{(group, resource) -> (new object) -> bool}: the updates that replenish (upstream's
+#: evaluators' replenishment filters: pods turning terminal, any service or claim change,
+#: since its type, ports or size may change); object counts replenish on deletion only.
+UPDATE_MATTERS: dict[tuple[str, str], Callable[[dict], bool]] = {
+    ("", "pods"): _pod_released,
+    ("", "services"): lambda obj: True,
+    ("", "persistentvolumeclaims"): lambda obj: True,
+}
+
+
 def _meta(obj: Optional[dict]) -> dict:
     return (obj or {}).get("metadata") or {}
 
@@ -77,7 +96,9 @@ class _Monitor:
     """
 
     def __init__(self, storage: Any, clock: Any, prefix: str,
-                 on_namespace: Callable[[Optional[str]], Any], namespace_of: Callable) -> None:
+                 on_namespace: Callable[[Optional[str]], Any], namespace_of: Callable,
+                 update_matters: Callable[[dict], bool] = lambda obj: False) -> None:
+        self.update_matters = update_matters
         self.storage = storage
         self.clock = clock
         self.prefix = prefix
@@ -124,7 +145,12 @@ class _Monitor:
         if event.type == "ERROR":
             watch.stop()
             return
-        if event.type in ("ADDED", "MODIFIED", "DELETED") and isinstance(event.object, dict):
+        if not isinstance(event.object, dict):
+            return
+        # additions were charged by admission; deletions and the updates that can change
+        # usage replenish (upstream's replenishment UpdateFunc/DeleteFunc)
+        if event.type == "DELETED" or (event.type == "MODIFIED"
+                                       and self.update_matters(event.object)):
             self.on_namespace(self.namespace_of(event.object))
 
     def _ended(self, watch: Any) -> None:
@@ -242,7 +268,8 @@ class ResourceQuotaController(Service):
                 continue
             monitor = _Monitor(store.storage, self.clock, store.key_root,
                                self._object_changed,
-                               lambda obj: _meta(obj).get("namespace") or "")
+                               lambda obj: _meta(obj).get("namespace") or "",
+                               UPDATE_MATTERS.get(gr, lambda obj: False))
             self.monitors[gr] = monitor
             monitor.start()
 

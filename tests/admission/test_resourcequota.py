@@ -365,6 +365,39 @@ class PluginTests(SynchronousTestCase):
         self.assertEqual(self._stored()["status"]["used"], {"secrets": "0"})
 
 
+    def test_batch_one_write(self) -> None:
+        """Three creates while the first charge is being written: the second and third are
+        charged by one write; a fourth over the limit is refused in the same batch."""
+        from twisted.internet.defer import Deferred
+
+        self._set_used("0")
+        writes: list[dict] = []
+        gate: Deferred = Deferred()
+        original = self.accessor.update_used
+
+        async def update_used(quota, used):
+            writes.append(rq.wire_list(used))
+            if len(writes) == 1:
+                await gate
+            return await original(quota, used)
+
+        self.accessor.update_used = update_used
+        secrets = [{"metadata": {"name": f"s{i}", "namespace": "ns"}} for i in range(3)]
+        first = ensureDeferred(self.plugin.validate(create(SECRETS, secrets[0])))
+        second = ensureDeferred(self.plugin.validate(create(SECRETS, secrets[1])))
+        third = ensureDeferred(self.plugin.validate(create(SECRETS, secrets[2])))
+        self.assertNoResult(first)
+        self.assertNoResult(second)
+        gate.callback(None)
+        self.successResultOf(first)
+        self.successResultOf(second)
+        f = self.failureResultOf(third, StatusError)
+        self.assertEqual(f.value.message, 'secrets "s2" is forbidden: exceeded quota: q, '
+                                          'requested: secrets=1, used: secrets=2, limited: '
+                                          'secrets=2')
+        self.assertEqual(writes, [{"secrets": "1"}, {"secrets": "2"}])
+        self.assertEqual(self._stored()["status"]["used"], {"secrets": "2"})
+
 class ConfigurationTests(SynchronousTestCase):
     """The plugin's C{ResourceQuotaConfiguration} (C{--admission-control-config-file})."""
 
@@ -393,3 +426,4 @@ class ConfigurationTests(SynchronousTestCase):
         f = self.failureResultOf(ensureDeferred(plugin.validate(a)), StatusError)
         self.assertEqual(f.value.message, 'pods "p" is forbidden: insufficient quota to '
                                           'consume: cpu,requests.cpu')
+

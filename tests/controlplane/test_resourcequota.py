@@ -138,18 +138,23 @@ class QuotaChainTests(KubeTestCase):
         self.assertEqual(self.status("q")["used"], {"count/replicasets.apps": "0"})
 
     def test_changes_elsewhere_cost_nothing(self) -> None:
-        """Changes in a namespace without quotas start no recomputation."""
+        """Creations (charged by admission) and deletions in a namespace without quotas start
+        no recomputation; a deletion in the quota's namespace starts one."""
         self.request("POST", f"{NS}/resourcequotas", _quota("q", {"pods": "2"}))
         self.status("q")
         controller = self.kube.resource_quota_controller
         before = controller.passes
-        code, body, _ = self.request("POST", "/api/v1/namespaces/default/pods", _pod("x"))
-        self.assertEqual(code, 201, body)
+        for path in ("/api/v1/namespaces/default/pods", f"{NS}/pods"):
+            code, body, _ = self.request("POST", path, _pod("x"))
+            self.assertEqual(code, 201, body)
+        self.request("DELETE", "/api/v1/namespaces/default/pods/x?gracePeriodSeconds=0")
         self.clock.advance(0)
         self.assertEqual(controller.passes, before)
-        self.request("POST", f"{NS}/pods", _pod("a"))
+        self.assertEqual(self.status("q")["used"], {"pods": "1"})
+        self.request("DELETE", f"{NS}/pods/x?gracePeriodSeconds=0")
         self.clock.advance(0)
         self.assertEqual(controller.passes, before + 1)
+        self.assertEqual(self.status("q")["used"], {"pods": "0"})
 
     def test_full_resync(self) -> None:
         """Every five minutes every quota is recomputed (a hand-written used is repaired)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Optional
 
-from twisted.internet.defer import DeferredLock
+from twisted.internet.defer import Deferred, ensureDeferred
 from zope.interface import implementer
 
 from kubetwist.admission.interfaces import IValidationInterface
@@ -281,10 +281,37 @@ class QuotaAccessor:
         return out
 
 
+class _Waiter:
+    """Upstream C{admissionWaiter}: one request waiting for its namespace's worker."""
+
+    __slots__ = ("attributes", "evaluator", "done", "result")
+
+    def __init__(self, attributes: Any, evaluator: Evaluator) -> None:
+        self.attributes = attributes
+        self.evaluator = evaluator
+        self.done: Deferred = Deferred()
+        #: L{_DEFAULT_DENY}, L{None} (admitted) or the refusal
+        self.result: Any = _DEFAULT_DENY
+
+
+#: Upstream C{defaultDeny}: a waiter not decided yet.
+_DEFAULT_DENY = object()
+
+
+def _with_used(quota: dict, used: ResourceList) -> dict:
+    out = copy.deepcopy(quota)
+    out.setdefault("status", {})["used"] = rq.wire_list(used)
+    return out
+
+
 @implementer(IValidationInterface)
 class ResourceQuota:
     """
     The C{ResourceQuota} plugin (validating, creates and updates).
+
+    Requests of one namespace wait for that namespace's worker, which checks every request
+    queued so far against the quotas in turn and writes each changed quota once for the whole
+    batch (upstream's C{quotaEvaluator} work queue, C{checkQuotas}).
 
     @param accessor: the L{QuotaAccessor}.
     @param config: the plugin's C{ResourceQuotaConfiguration} dict, or L{None}.
@@ -299,7 +326,8 @@ class ResourceQuota:
         self.limited = limited_resources(config)
         self.clock = clock
         self.registry = registry or Registry()
-        self._locks: dict[str, DeferredLock] = {}
+        self._work: dict[str, list[_Waiter]] = {}
+        self._busy: set[str] = set()
 
     def handles(self, operation: str) -> bool:
         """Creates and updates."""
@@ -322,39 +350,88 @@ class ResourceQuota:
         if evaluator is None or not evaluator.handles(a.operation, a.subresource, a.object,
                                                       a.old_object):
             return
-        lock = self._locks.get(a.namespace)
-        if lock is None:
-            lock = self._locks[a.namespace] = DeferredLock()
-        await lock.acquire()
-        try:
-            await self._check(a, evaluator)
-        finally:
-            lock.release()
-            if not lock.locked and not lock.waiting:
-                self._locks.pop(a.namespace, None)
+        waiter = _Waiter(a, evaluator)
+        self._work.setdefault(a.namespace, []).append(waiter)
+        if a.namespace not in self._busy:
+            self._busy.add(a.namespace)
+            ensureDeferred(self._drain(a.namespace))
+        await waiter.done
+        if waiter.result is not None:
+            raise waiter.result
 
-    async def _check(self, a: Any, evaluator: Evaluator) -> None:
-        quotas = await self.accessor.get_quotas(a.namespace)
-        if not quotas and not self.limited:
-            return
-        now = self.clock.seconds() if self.clock is not None else 0.0
-        for remaining in range(RETRIES, -1, -1):
-            new_used = check_request(quotas, a, evaluator, self.limited, now)
-            if a.dry_run:
-                return
-            failed: list[str] = []
-            last: Optional[Exception] = None
-            for quota, used in zip(quotas, new_used, strict=True):
-                if used is None:
-                    continue
+    async def _drain(self, namespace: str) -> None:
+        """The namespace's worker: batches until no request waits."""
+        try:
+            while self._work.get(namespace):
+                batch = self._work.pop(namespace)
                 try:
-                    await self.accessor.update_used(quota, used)
-                except errors.StatusError as e:
-                    failed.append(_qname(quota))
-                    last = e
-            if not failed:
-                return
-            if remaining == 0:
-                raise last  # type: ignore[misc]
-            fresh = await self.accessor.get_quotas(a.namespace, live=True)
-            quotas = [q for q in fresh if _qname(q) in failed]
+                    await self._check_batch(namespace, batch)
+                except Exception as e:  # noqa: BLE001 -- every waiter gets the error
+                    for w in batch:
+                        if w.result is _DEFAULT_DENY:
+                            w.result = e if isinstance(e, errors.StatusError) else \
+                                errors.new_internal_error(str(e))
+                finally:
+                    for w in batch:
+                        if w.result is _DEFAULT_DENY:
+                            w.result = errors.new_internal_error(
+                                "resource quota evaluation failed")
+                        w.done.callback(None)
+        finally:
+            self._busy.discard(namespace)
+
+    async def _check_batch(self, namespace: str, batch: list[_Waiter]) -> None:
+        """Upstream C{checkAttributes}."""
+        quotas = await self.accessor.get_quotas(namespace)
+        if not quotas and not self.limited:
+            for w in batch:
+                w.result = None
+            return
+        await self._check_quotas(quotas, batch, RETRIES)
+
+    async def _check_quotas(self, quotas: list[dict], batch: list[_Waiter],
+                            remaining: int) -> None:
+        """Upstream C{checkQuotas}: each request in turn over the quotas as the previous ones
+        left them; then one write per changed quota; the requests whose charge could not be
+        written are checked again over the quotas read afresh."""
+        now = self.clock.seconds() if self.clock is not None else 0.0
+        original = quotas
+        current = list(quotas)
+        for w in batch:
+            try:
+                new_used = check_request(current, w.attributes, w.evaluator, self.limited, now)
+            except errors.StatusError as e:
+                w.result = e
+                continue
+            if w.attributes.dry_run:
+                w.result = None
+                continue
+            if all(u is None for u in new_used):
+                w.result = None
+                continue
+            current = [q if u is None else _with_used(q, u)
+                       for q, u in zip(current, new_used, strict=True)]
+        failed: list[str] = []
+        last: Optional[Exception] = None
+        for old, new in zip(original, current, strict=True):
+            if new is old:
+                continue
+            try:
+                await self.accessor.update_used(old, _used(new))
+            except errors.StatusError as e:
+                failed.append(_qname(old))
+                last = e
+        if not failed:
+            for w in batch:
+                if w.result is _DEFAULT_DENY:
+                    w.result = None
+            return
+        if remaining <= 0:
+            for w in batch:
+                if w.result is _DEFAULT_DENY:
+                    w.result = last
+            return
+        fresh = await self.accessor.get_quotas(original[0]["metadata"].get("namespace", ""),
+                                               live=True)
+        await self._check_quotas([q for q in fresh if _qname(q) in failed], batch,
+                                 remaining - 1)
