@@ -192,8 +192,6 @@ PLUGINS.update({
     "MutatingAdmissionWebhook": lambda ctx: _webhook().new_mutating(ctx),
     "ValidatingAdmissionWebhook": lambda ctx: _webhook().new_validating(ctx),
     "ValidatingAdmissionPolicy": lambda ctx: new_validating_admission_policy(ctx),
-
-
     "LimitRanger": lambda ctx: _builtin("limitranger", "LimitRanger")(
         ctx.lister("", "limitranges")),
     "NodeRestriction": lambda ctx: _builtin("noderestriction", "NodeRestriction")(
@@ -215,6 +213,8 @@ PLUGINS.update({
         "certificates", "CertificateSubjectRestriction")(),
     "DefaultIngressClass": lambda ctx: _builtin("defaultingressclass", "DefaultIngressClass")(
         ctx.lister("networking.k8s.io", "ingressclasses")),
+    "ResourceQuota": lambda ctx: __import__(
+        "kubetwist.admission.plugins.resourcequota", fromlist=["new_plugin"]).new_plugin(ctx),
 })
 
 

@@ -285,6 +285,11 @@ class KubeAPIServer:
             self.stores.get(("", "persistentvolumes")), self.stores[("", "pods")], clock)
         ServiceHook("start-storage-protection-controller", self.storage_protection,
                     clock).setServiceParent(self.server.hooks)
+        from kubetwist.controlplane.resourcequota import install_resource_quota_controller
+
+        self.resource_quota_controller = install_resource_quota_controller(
+            self.server, self.stores, self.extra_namespaced_stores, clock,
+            admission_plugins=self.admission.plugins)
         self.server.add_post_start_hook("priority-and-fairness-config-producer",
                                         self.bootstrap_flowcontrol)
         self.apf_status = None
