@@ -10,7 +10,20 @@ counterpart of controller-runtime's C{envtest} (see C{docs/testing.md}).
     entry point): the C{kubetwist_server} fixture and its companions.
 """
 
-from kubetwist.testing.mixin import KubeServerMixin
-from kubetwist.testing.server import KubeServer, ServerStartError, load_crds
+from typing import Any
 
 __all__ = ["KubeServer", "KubeServerMixin", "ServerStartError", "load_crds"]
+
+
+def __getattr__(name: str) -> Any:
+    # imported on first use: the pytest plugin loads this package in every pytest run, and
+    # the server's modules take a second to import
+    if name == "KubeServerMixin":
+        from kubetwist.testing.mixin import KubeServerMixin
+
+        return KubeServerMixin
+    if name in ("KubeServer", "ServerStartError", "load_crds"):
+        from kubetwist.testing import server
+
+        return getattr(server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -84,6 +84,48 @@ def _write_service_account_key(path: str) -> None:
         f.write(pem)
 
 
+def _close_reactor(reactor: Any) -> None:
+    """Close a stopped private reactor's descriptors (its waker's pipe, its poller) now
+    rather than whenever the garbage collector gets to them."""
+    waker = getattr(reactor, "waker", None)
+    if waker is not None:
+        reactor.removeReader(waker)
+        waker.connectionLost(None)
+        reactor.waker = None
+    poller = getattr(reactor, "_poller", None)
+    if poller is not None and hasattr(poller, "close"):
+        poller.close()
+
+
+class _TrackedReactor:
+    """
+    The caller's reactor as the server sees it (reactor mode): everything passes through,
+    and the timed calls the server makes are remembered, so that L{cancel_pending} can
+    cancel those still pending once the server has stopped (controllers schedule their
+    re-watches when the store closes their watches); trial then finds its reactor clean.
+    """
+
+    def __init__(self, reactor: Any) -> None:
+        self._reactor = reactor
+        self._calls: list[Any] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reactor, name)
+
+    def callLater(self, delay: float, f: Any, *args: Any, **kwargs: Any) -> Any:
+        call = self._reactor.callLater(delay, f, *args, **kwargs)
+        if len(self._calls) > 256:
+            self._calls = [c for c in self._calls if c.active()]
+        self._calls.append(call)
+        return call
+
+    def cancel_pending(self) -> None:
+        for call in self._calls:
+            if call.active():
+                call.cancel()
+        self._calls = []
+
+
 def load_crds(paths: Iterable[str]) -> list[dict]:
     """
     The CustomResourceDefinitions of YAML or JSON files (several documents a file; other
@@ -357,6 +399,8 @@ class KubeServer:
         if thread.is_alive():
             reactor.callFromThread(shutdown)
             thread.join(self.timeout)
+        if not thread.is_alive():
+            _close_reactor(reactor)
         self._thread = None
         self.reactor = None
 
@@ -375,7 +419,8 @@ class KubeServer:
             raise RuntimeError("the server is already started")
         self._started = True
         self.reactor = reactor
-        self.service = service = self._service(reactor, self._prepare())
+        self._tracked = _TrackedReactor(reactor)
+        self.service = service = self._service(self._tracked, self._prepare())
         service.startService()
 
         def installed(_: Any) -> Any:
@@ -401,7 +446,14 @@ class KubeServer:
         d = defer.succeed(None)
         if service is not None and service.running:
             d = defer.maybeDeferred(service.stopService)
-        return d.addBoth(lambda _: self._cleanup())
+
+        def stopped(_: Any) -> None:
+            tracked = getattr(self, "_tracked", None)
+            if tracked is not None:
+                tracked.cancel_pending()
+            self._cleanup()
+
+        return d.addBoth(stopped)
 
     # --- subprocess mode -------------------------------------------------------------------
     def _start_subprocess(self) -> None:
