@@ -112,7 +112,7 @@ class SubprocessModeTests(SynchronousTestCase):
         """C{mode="subprocess"}: a twistd kubeapi child, ready, then gone."""
         server = KubeServer([CRD], mode="subprocess").start()
         try:
-            process = server.process
+            process, data_dir = server.process, server.data_dir
             self.assertEqual(server.request("GET", "/readyz"), (200, "ok"))
             code, _ = server.request(
                 "GET", "/apis/example.kubetwist.dev/v1/namespaces/default/widgets")
@@ -121,6 +121,7 @@ class SubprocessModeTests(SynchronousTestCase):
             server.stop()
         self.assertIsNotNone(process.returncode)
         self.assertTrue(refused(server.port))
+        self.assertFalse(os.path.exists(data_dir))
 
 
 class ReactorModeTests(TestCase):
