@@ -146,7 +146,9 @@ class ClientLibraryTests(KubeServerMixin, SynchronousTestCase):
                             cache[obj.metadata.name] = obj
                         changed.notify_all()
             except Exception:
-                if not stopping.is_set():  # else: the server went away first
+                # Watch.stop() shuts the socket down under this thread (the client's way to
+                # unblock its SSL read), which the read then reports
+                if not stopping.is_set():
                     raise
 
         thread = threading.Thread(target=run, daemon=True)
