@@ -334,10 +334,18 @@ class KubeServer:
             raise RuntimeError("the server is already started")
         self._started = True
         try:
-            if self.mode == "thread":
-                self._start_thread()
-            else:
-                self._start_subprocess()
+            for attempt in range(3):
+                try:
+                    if self.mode == "thread":
+                        self._start_thread()
+                    else:
+                        self._start_subprocess()
+                    break
+                except ServerStartError as e:
+                    # the free port was taken between the probe and the listen: another one
+                    if "cannot listen" not in str(e) or attempt == 2:
+                        raise
+                    self._stop_thread() if self.mode == "thread" else self._stop_subprocess()
             if self.crds:
                 self.install_crds(self.crds)
         except BaseException:

@@ -101,6 +101,21 @@ class ThreadModeTests(SynchronousTestCase):
         self.assertIn("CRD bad refused (422)", str(caught.exception))
         self.assertIsNone(server.data_dir)
 
+    def test_port_taken(self) -> None:
+        """A port taken between the free-port probe and the listen: another port is tried."""
+        from kubetwist.testing import server as module
+
+        blocker = socket.socket()
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen(1)
+        self.addCleanup(blocker.close)
+        ports = [blocker.getsockname()[1]]
+        real = module._free_port
+        self.patch(module, "_free_port", lambda: ports.pop() if ports else real())
+        with KubeServer() as server:
+            self.assertNotEqual(server.port, blocker.getsockname()[1])
+            self.assertEqual(server.request("GET", "/readyz"), (200, "ok"))
+
     def test_call(self) -> None:
         """C{call} runs on the reactor's thread."""
         with KubeServer() as server:
