@@ -7,7 +7,8 @@ Fixtures:
     C{kubetwist_scope}), C{session} by default, or C{function}, C{module}...  CRDs named by
     the ini option C{kubetwist_crds} (paths relative to the rootdir) are installed when it
     starts; those of a test's C{@pytest.mark.kubetwist_crds(path, ...)} marker before that
-    test.
+    test.  Ini C{kubetwist_args}: more C{kubeapi} flags; C{kubetwist_mode}: C{thread} (the
+    default) or C{subprocess}.
   - C{kubetwist_function_server}: a fresh server for each test (its CRDs: the ini option,
     the marker, and C{request.param} when parametrized indirectly with a list of paths).
   - C{kubetwist_kubeconfig}: the path of C{kubetwist_server}'s admin kubeconfig.
@@ -36,6 +37,8 @@ def pytest_addoption(parser: Any) -> None:
                   "server (relative to the rootdir)", type="linelist", default=[])
     parser.addini("kubetwist_args", "more kubeapi flags for kubetwist servers",
                   type="args", default=[])
+    parser.addini("kubetwist_mode", "thread (default) or subprocess (twistd kubeapi)",
+                  default="thread")
 
 
 def pytest_configure(config: Any) -> None:
@@ -61,7 +64,8 @@ def _marked_crds(node: Any) -> list[str]:
 def _server(request: Any, crds: list[str]) -> Iterator[KubeServer]:
     from kubetwist.testing.server import KubeServer
 
-    server = KubeServer(crds, args=request.config.getini("kubetwist_args"))
+    server = KubeServer(crds, args=request.config.getini("kubetwist_args"),
+                        mode=request.config.getini("kubetwist_mode"))
     server.start()
     try:
         yield server
