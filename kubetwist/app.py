@@ -288,7 +288,7 @@ class KubeAPIService(MultiService):
 
         # large bodies are decoded and patched on the reactor's thread pool
         offload.configure(self.reactor, self.reactor.getThreadPool())
-        site = KubeSite(self.chain)
+        site = KubeSite(self.chain, reactor=self.reactor)
         site.displayTracebacks = False
         site.noisy = False
         # no access-log line per request: kube-apiserver logs requests only at high verbosity

@@ -19,6 +19,7 @@ ROOT = Path(kubetwist.__file__).parent
 
 #: DESIGN.md section 7, top first: a package may import packages of a lower layer only.
 LAYERS: list[set[str]] = [
+    {"testing"},
     {"app", "tap", "__main__"},
     {"controlplane", "apiextensions", "aggregator", "extension"},
     {"server"},

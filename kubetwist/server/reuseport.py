@@ -16,8 +16,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from twisted.internet.defer import Deferred, fail, succeed
-from twisted.internet.endpoints import SSL4ServerEndpoint
+from twisted.internet.defer import Deferred, execute, fail, succeed
 from twisted.internet.interfaces import IStreamServerEndpoint
 from twisted.protocols.tls import TLSMemoryBIOFactory
 from zope.interface import implementer
@@ -57,7 +56,8 @@ class ReusePortSSLServerEndpoint:
             sock.bind((self._interface, self._port))
             sock.listen(self._backlog)
             sock.setblocking(False)
-            wrapped = TLSMemoryBIOFactory(self._context_factory, False, factory)
+            wrapped = TLSMemoryBIOFactory(self._context_factory, False, factory,
+                                          clock=self._reactor)
             port = self._reactor.adoptStreamPort(sock.fileno(), family, wrapped)
         except Exception:  # noqa: BLE001 -- any failure is the listen Deferred's failure
             return fail()
@@ -67,13 +67,38 @@ class ReusePortSSLServerEndpoint:
         return succeed(port)
 
 
+@implementer(IStreamServerEndpoint)
+class SSLServerEndpoint:
+    """
+    What Twisted's C{SSL4ServerEndpoint} does (C{listenTCP} of a C{TLSMemoryBIOFactory}),
+    with the TLS layer's timer on C{reactor}: C{listenSSL} gives it the global reactor, which
+    a server on a reactor of its own (L{kubetwist.testing}'s, in a thread) never runs, so its
+    small writes would never be flushed.
+    """
+
+    def __init__(self, reactor: Any, port: int, context_factory: Any, interface: str = "",
+                 backlog: int = 50) -> None:
+        self._reactor = reactor
+        self._port = port
+        self._context_factory = context_factory
+        self._interface = interface
+        self._backlog = backlog
+
+    def listen(self, factory: Any) -> Deferred:
+        """Fires with the C{IListeningPort}, or fails with C{CannotListenError}."""
+        wrapped = TLSMemoryBIOFactory(self._context_factory, False, factory,
+                                      clock=self._reactor)
+        return execute(self._reactor.listenTCP, self._port, wrapped, backlog=self._backlog,
+                       interface=self._interface)
+
+
 def secure_endpoint(reactor: Any, options: dict, context_factory: Any) -> Any:
     """
     The endpoint C{--secure-port}/C{--bind-address} listen on: with C{--reuse-port}, a
-    L{ReusePortSSLServerEndpoint}, else Twisted's C{SSL4ServerEndpoint}.
+    L{ReusePortSSLServerEndpoint}, else an L{SSLServerEndpoint}.
     """
     if options.get("reuse-port"):
         return ReusePortSSLServerEndpoint(reactor, options["secure-port"], context_factory,
                                           interface=options["bind-address"])
-    return SSL4ServerEndpoint(reactor, options["secure-port"], context_factory,
-                              interface=options["bind-address"])
+    return SSLServerEndpoint(reactor, options["secure-port"], context_factory,
+                             interface=options["bind-address"])
