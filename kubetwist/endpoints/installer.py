@@ -94,7 +94,7 @@ class _RouteMap(Map):
 
 
 def new_route_app() -> Klein:
-    """A L{Klein} app whose routes compile their URL builders lazily (L{_LazyBuilderRule})."""
+    """A C{Klein} app whose routes compile their URL builders lazily (L{_LazyBuilderRule})."""
     app = Klein()
     app._url_map = _RouteMap()
     return app

@@ -10,13 +10,13 @@ user is the generated admin (C{system:masters}).  Three ways to run it:
 
   - C{mode="thread"} (the default): a private reactor in a background thread of the test
     process; the test's own code (synchronous or asyncio) calls it over HTTPS.  L{start} and
-    L{stop} block; the private reactor and its thread end with L{stop}.
+    L{KubeServer.stop} block; the private reactor and its thread end with L{KubeServer.stop}.
   - C{mode="reactor"}: in the caller's reactor, for trial tests
-    (L{start_in_reactor}/L{stop_in_reactor} return Deferreds).
+    (L{KubeServer.start_in_reactor}/L{KubeServer.stop_in_reactor} return Deferreds).
   - C{mode="subprocess"}: a C{twistd -n kubeapi} child process, for tests that need a process
     of their own (a crash, signals, a separate Python).
 
-Whatever the mode, L{stop} leaves no thread, file, port or child process behind.  The ready
+Whatever the mode, L{KubeServer.stop} leaves no thread, file, port or child process behind.  The ready
 server answers C{/readyz} C{ok}: every post-start hook (RBAC bootstrap, priority and fairness
 configuration, system namespaces, CRD controllers) has finished.
 """
@@ -551,7 +551,7 @@ class KubeServer:
         """
         One blocking request as the admin (not on the reactor's thread in reactor mode).
 
-        @param body: a dict (sent as JSON), bytes, or L{None}.
+        @param body: a dict (sent as JSON), bytes, or C{None}.
         @return: C{(status code, decoded JSON body, or the text when not JSON)}.
         @raise OSError: the server cannot be reached.
         """

@@ -92,7 +92,7 @@ def check_request(quotas: list[dict], a: Any, evaluator: Evaluator,
     Upstream C{CheckRequest}: what the request C{a} (admission L{Attributes
     <kubetwist.admission.interfaces.Attributes>}) does to each quota of C{quotas}.
 
-    @return: per quota (same order) the new C{status.used}, or L{None} when it is unchanged.
+    @return: per quota (same order) the new C{status.used}, or C{None} when it is unchanged.
     @raise StatusError: 403 Forbidden: C{exceeded quota: ...}, C{failed quota: <q>: must
         specify ...}, C{status unknown for quota: ...}, C{insufficient quota to consume: ...},
         C{quota usage is negative ...}, C{unable to get previous usage ...}; 500 for
@@ -195,7 +195,7 @@ class QuotaAccessor:
     Upstream C{quotaAccessor}: the quotas of a namespace and their status writes.
 
     @param store: the ResourceQuota registry store (for its keys: C{key(ns, name)},
-        C{prefix(ns)}, C{key_root}), or L{None}: no quotas.
+        C{prefix(ns)}, C{key_root}), or C{None}: no quotas.
     @param storage: the L{IStorage <kubetwist.storage.interfaces.IStorage>} it lives in.
     @param clock: C{IReactorTime} for the informer's relists; without one, every read is live.
     """
@@ -206,7 +206,7 @@ class QuotaAccessor:
         self.clock = clock
         self.informer: Any = None
         #: C{namespace -> [quota]} over the informer's items (the quota controller's index),
-        #: or L{None}: the items are scanned
+        #: or C{None}: the items are scanned
         self.index: Optional[Callable[[str], list[dict]]] = None
         self.updated: dict[tuple[str, str], dict] = {}
 
@@ -290,7 +290,7 @@ class _Waiter:
         self.attributes = attributes
         self.evaluator = evaluator
         self.done: Deferred = Deferred()
-        #: L{_DEFAULT_DENY}, L{None} (admitted) or the refusal
+        #: L{_DEFAULT_DENY}, C{None} (admitted) or the refusal
         self.result: Any = _DEFAULT_DENY
 
 
@@ -314,8 +314,8 @@ class ResourceQuota:
     batch (upstream's C{quotaEvaluator} work queue, C{checkQuotas}).
 
     @param accessor: the L{QuotaAccessor}.
-    @param config: the plugin's C{ResourceQuotaConfiguration} dict, or L{None}.
-    @param clock: C{IReactorTime} for C{now} (pods past their deletion grace), or L{None}.
+    @param config: the plugin's C{ResourceQuotaConfiguration} dict, or C{None}.
+    @param clock: C{IReactorTime} for C{now} (pods past their deletion grace), or C{None}.
     """
 
     name = "ResourceQuota"

@@ -104,7 +104,7 @@ class Evaluator:
         return []
 
     def constraints(self, required: list[str], obj: dict) -> Optional[str]:
-        """Upstream C{Constraints}: an error text, or L{None}."""
+        """Upstream C{Constraints}: an error text, or C{None}."""
         return None
 
     def usage(self, obj: dict, now: float = 0.0) -> ResourceList:

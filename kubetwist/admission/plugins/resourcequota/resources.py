@@ -133,7 +133,7 @@ def pretty_print_names(names: Iterable[str]) -> str:
 
 
 def quantity_of(raw: Any) -> Optional[Quantity]:
-    """A quantity from a wire value, or L{None} when it is not one."""
+    """A quantity from a wire value, or C{None} when it is not one."""
     try:
         return parse_quantity(raw)
     except QuantityError:
