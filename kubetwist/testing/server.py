@@ -16,8 +16,8 @@ user is the generated admin (C{system:masters}).  Three ways to run it:
   - C{mode="subprocess"}: a C{twistd -n kubeapi} child process, for tests that need a process
     of their own (a crash, signals, a separate Python).
 
-Whatever the mode, L{KubeServer.stop} leaves no thread, file, port or child process behind.  The ready
-server answers C{/readyz} C{ok}: every post-start hook (RBAC bootstrap, priority and fairness
+Whatever the mode, L{KubeServer.stop} leaves no thread, file, port or child process behind.
+The ready server answers C{/readyz} C{ok}: every post-start hook (RBAC bootstrap, priority and fairness
 configuration, system namespaces, CRD controllers) has finished.
 """
 
