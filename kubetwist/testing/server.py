@@ -17,8 +17,8 @@ user is the generated admin (C{system:masters}).  Three ways to run it:
     of their own (a crash, signals, a separate Python).
 
 Whatever the mode, L{KubeServer.stop} leaves no thread, file, port or child process behind.
-The ready server answers C{/readyz} C{ok}: every post-start hook (RBAC bootstrap, priority and fairness
-configuration, system namespaces, CRD controllers) has finished.
+The ready server answers C{/readyz} C{ok}: every post-start hook (RBAC bootstrap, priority and
+fairness configuration, system namespaces, CRD controllers) has finished.
 """
 
 from __future__ import annotations
