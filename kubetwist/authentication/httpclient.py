@@ -40,15 +40,17 @@ def certificates_from_pem(pem: bytes) -> list[Any]:
 class TLSPolicy:
     """
     Client TLS for every C{https://} URL: verify the server against C{trust_root} (the
-    platform's store when C{None}) and the URL's host, present C{client_certificate}; with
-    C{insecure} nothing is verified (C{insecure-skip-tls-verify}).
+    platform's store when C{None}) and the URL's host (or C{server_name} when given, whatever
+    address is connected to), present C{client_certificate}; with C{insecure} nothing is
+    verified (C{insecure-skip-tls-verify}).
     """
 
     def __init__(self, trust_root: Any = None, client_certificate: Any = None,
-                 insecure: bool = False) -> None:
+                 insecure: bool = False, server_name: Optional[str] = None) -> None:
         self.trust_root = trust_root
         self.client_certificate = client_certificate
         self.insecure = insecure
+        self.server_name = server_name
 
     def creatorForNetloc(self, hostname: bytes, port: int) -> Any:
         if self.insecure:
@@ -62,7 +64,7 @@ class TLSPolicy:
             kwargs["trustRoot"] = self.trust_root
         if self.client_certificate is not None:
             kwargs["clientCertificate"] = self.client_certificate
-        return ssl.optionsForClientTLS(hostname.decode("ascii"), **kwargs)
+        return ssl.optionsForClientTLS(self.server_name or hostname.decode("ascii"), **kwargs)
 
 
 def tls_policy(ca_pem: Optional[bytes] = None, cert_pem: Optional[bytes] = None,

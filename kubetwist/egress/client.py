@@ -24,9 +24,8 @@ from urllib.parse import urlsplit
 
 from twisted.internet import ssl
 from twisted.web.client import Agent, HTTPConnectionPool
-from twisted.web.iweb import IPolicyForHTTPS
-from zope.interface import implementer
 
+from kubetwist.authentication.httpclient import TLSPolicy
 from kubetwist.egress.resolver import Address, ServiceResolver
 
 __all__ = ["Endpoint", "EgressClients", "ServerNamePolicy", "ca_bundle_bytes"]
@@ -52,8 +51,7 @@ def _certificates(pem: bytes) -> list:
     return [ssl.Certificate.loadPEM(c) for c in chunks]
 
 
-@implementer(IPolicyForHTTPS)
-class ServerNamePolicy:
+class ServerNamePolicy(TLSPolicy):
     """
     Client TLS that verifies every connection's certificate against C{server_name} (not the
     address connected to) and C{trust_root}; C{insecure} verifies nothing (an APIService's
@@ -64,24 +62,7 @@ class ServerNamePolicy:
 
     def __init__(self, server_name: str, trust_root: Any = None,
                  client_certificate: Any = None, insecure: bool = False) -> None:
-        self.server_name = server_name
-        self.trust_root = trust_root
-        self.client_certificate = client_certificate
-        self.insecure = insecure
-
-    def creatorForNetloc(self, hostname: bytes, port: int) -> Any:
-        if self.insecure:
-            kwargs: dict[str, Any] = {"verify": False}
-            if self.client_certificate is not None:
-                kwargs["privateKey"] = self.client_certificate.privateKey.original
-                kwargs["certificate"] = self.client_certificate.original
-            return ssl.CertificateOptions(**kwargs)
-        kwargs = {}
-        if self.trust_root is not None:
-            kwargs["trustRoot"] = self.trust_root
-        if self.client_certificate is not None:
-            kwargs["clientCertificate"] = self.client_certificate
-        return ssl.optionsForClientTLS(self.server_name, **kwargs)
+        super().__init__(trust_root, client_certificate, insecure, server_name=server_name)
 
 
 @dataclass(frozen=True)
