@@ -249,3 +249,37 @@ class RequestLogTests(KubeTestCase):
         code, body, _ = self.request("GET", "/debug/flags")
         self.assertEqual(code, 200)
         self.assertIn("<tr>v<br>", body)
+
+
+class HealthCheckQuietTests(SynchronousTestCase):
+    def test_failing_readyz_not_an_error(self) -> None:
+        """A C{/readyz} 500 (not ready yet) is the health check's own answer, not an error
+        line; the same code on an API path is."""
+        from twisted.internet.task import Clock
+        from twisted.web.test.requesthelper import DummyRequest
+
+        from kubetwist.runtime import errors
+        from kubetwist.server.filters.httplog import with_http_logging
+        from kubetwist.server.filters.recovery import with_panic_recovery
+
+        class Request(DummyRequest):
+            code = 200
+
+            def setResponseCode(self, code, message=None):
+                super().setResponseCode(code, message)
+                self.code = code
+
+        def errors_for(uri: bytes) -> list:
+            request = Request([])
+            request.uri = uri
+
+            def unavailable(request):
+                raise errors.new_internal_error("not ready")
+
+            with capturedLogs() as events:
+                with_panic_recovery(with_http_logging(unavailable, Clock()))(request)
+            return [e for e in events if e["log_level"] is LogLevel.error]
+
+        self.assertEqual(errors_for(b"/readyz?verbose"), [])
+        self.assertEqual(errors_for(b"/livez/etcd"), [])
+        self.assertEqual(len(errors_for(b"/api/v1/pods")), 1)

@@ -5,9 +5,10 @@ Request logging: upstream C{k8s.io/apiserver/pkg/server/httplog} (C{WithLogging}
 At verbosity 3 and above (L{kubetwist.server.logs.VERBOSITY}, checked per request so
 C{PUT /debug/flags/v} takes effect at once) every finished request is logged as upstream's
 C{"HTTP"} line with the keys C{verb URI latency userAgent audit-ID srcIP resp}.  A response
-of 500 or more is logged at error level whatever the verbosity, once, with the request's
-identity (C{verb}, C{resource}, C{user}, C{audit-ID}); the panic-recovery filter, which logs
-the failure behind an unexpected 500 itself, marks the request so it is not logged twice.
+of 500 or more (other than a failing health check) is logged at error level whatever the
+verbosity, once, with the request's identity (C{verb}, C{resource}, C{user}, C{audit-ID});
+the panic-recovery filter, which logs the failure behind an unexpected 500 itself, marks the
+request so it is not logged twice.
 """
 
 from __future__ import annotations
@@ -38,6 +39,16 @@ def _latency(seconds: float) -> str:
     return f"{seconds * 1_000_000:.4g}µs"
 
 
+_HEALTH_PATHS = (b"/healthz", b"/livez", b"/readyz")
+
+
+def _health_check(request: Any) -> bool:
+    """A health endpoint: its failures are the checks' own report (upstream logs them at
+    verbosity 2, not as errors), e.g. C{/readyz} answering 500 until the server is ready."""
+    path = request.uri.split(b"?", 1)[0] if isinstance(request.uri, bytes) else b""
+    return path.rstrip(b"/").startswith(_HEALTH_PATHS)
+
+
 def request_identity(request: Any) -> dict[str, str]:
     """C{verb}, C{resource} (C{group/resource/subresource} as the request names it),
     C{user} and C{audit-ID} of a request, for error lines."""
@@ -62,7 +73,8 @@ def with_http_logging(handler: Handler, clock: Any, verbosity: Verbosity = VERBO
 
         def done(_: Any) -> None:
             code = getattr(request, "code", 200) or 200
-            failed = code >= 500 and not request.__dict__.get(ERROR_LOGGED)
+            failed = code >= 500 and not request.__dict__.get(ERROR_LOGGED) and \
+                not _health_check(request)
             if not failed and not verbosity.enabled(LOGGING_LEVEL):
                 return
             ctx = context_of(request)
