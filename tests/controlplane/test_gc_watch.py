@@ -153,3 +153,29 @@ class IdleCostTests(KubeTestCase):
         self.assertIn("p-1", self.names(PODS))
         self.clock.advance(2)
         self.assertNotIn("p-1", self.names(PODS))
+
+
+class CustomResourceTests(KubeTestCase):
+    """Custom resources appear after the collector started: it finds their store."""
+
+    def test_custom_resource_dependent_collected(self):
+        """A Widget owned by a ConfigMap goes once the ConfigMap is deleted (the store is
+        found by the collector's periodic look at the set of stores)."""
+        from tests.apiextensions.test_customresources import CRD, CRDS, WIDGETS, widget
+
+        self.assertEqual(self.request("POST", CRDS, CRD)[0], 201)
+        for _ in range(5):
+            self.clock.advance(0)
+        code, owner, _ = self.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap",
+                                                    "metadata": {"name": "owner"}})
+        self.assertEqual(code, 201)
+        body = widget("w", replicas=1)
+        body["metadata"]["ownerReferences"] = [{
+            "apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+            "uid": owner["metadata"]["uid"]}]
+        code, created, _ = self.request("POST", WIDGETS, body)
+        self.assertEqual(code, 201, created)
+        self.clock.advance(5)  # the collector looks at the set of stores
+        self.assertEqual(self.request("DELETE", f"{CMS}/owner")[0], 200)
+        self.clock.advance(0)
+        self.assertEqual(self.request("GET", f"{WIDGETS}/w")[0], 404)
