@@ -8,9 +8,8 @@ Stopping cancels the pending call and the running sweep.  The schedule is the on
 service of L{kubetwist.apimachinery.wait}, shared with the storage compactor.
 
 Upstream's controllers are informer-driven work queues in kube-controller-manager.  The
-garbage collector and the pod GC are too (informers mark the work, L{SweepService.trigger}
-runs a pass, the long C{interval} is a resync from memory); the storage-protection controller
-still sweeps its stores.
+garbage collector, the pod GC and the storage-protection controller are too (informers mark
+the work, L{SweepService.trigger} runs a pass, the long C{interval} is a resync from memory).
 """
 
 from __future__ import annotations

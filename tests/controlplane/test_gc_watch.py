@@ -1,7 +1,8 @@
 """
-Tests for the watch-driven L{kubetwist.controlplane.garbagecollector} and
-L{kubetwist.controlplane.podgc}: an idle server holding objects lists no store as time
-passes, and the deletions the collectors finish still complete, from events.
+Tests for the watch-driven L{kubetwist.controlplane.garbagecollector},
+L{kubetwist.controlplane.podgc} and L{kubetwist.controlplane.storageprotection}: an idle server
+holding objects lists no store as time passes, and the deletions the collectors finish still
+complete, from events.
 """
 
 from __future__ import annotations
@@ -43,8 +44,6 @@ class IdleCostTests(KubeTestCase):
         for i in range(0, N, 4):
             self.assertEqual(self.request("DELETE", f"{PODS}/p-{i}")[0], 200)
         self.clock.advance(1)  # the collectors' first passes
-        # still a sweeping controller (lists claims and volumes every second): not measured
-        self.kube.storage_protection.stopService()
         self.lists: list[str] = []
         self.count(Store, "list")
         self.count(Cacher, "get_list")
@@ -155,6 +154,29 @@ class IdleCostTests(KubeTestCase):
         self.assertNotIn("p-1", self.names(PODS))
 
 
+    def test_claim_released_by_pod_event(self):
+        """A claim in use, marked for deletion, held while idle: no listing; the pod's
+        deletion releases it at once (a fresh list of the namespace's pods, then)."""
+        from tests.controlplane.test_storageprotection import claim
+
+        code, _, _ = self.request("POST", "/api/v1/namespaces/default/persistentvolumeclaims",
+                                  claim("data"))
+        self.assertEqual(code, 201)
+        code, _, _ = self.request("POST", PODS, {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "user"},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}],
+                     "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]}})
+        self.assertEqual(code, 201)
+        path = "/api/v1/namespaces/default/persistentvolumeclaims/data"
+        self.assertEqual(self.request("DELETE", path)[0], 200)
+        self.lists.clear()
+        self.idle(60)
+        self.assertEqual(self.lists, [])
+        self.assertEqual(self.request("GET", path)[0], 200)  # in use: Terminating
+        self.request("DELETE", f"{PODS}/user?gracePeriodSeconds=0")
+        self.clock.advance(0)
+        self.assertEqual(self.request("GET", path)[0], 404)
+
 class CustomResourceTests(KubeTestCase):
     """Custom resources appear after the collector started: it finds their store."""
 
@@ -179,3 +201,4 @@ class CustomResourceTests(KubeTestCase):
         self.assertEqual(self.request("DELETE", f"{CMS}/owner")[0], 200)
         self.clock.advance(0)
         self.assertEqual(self.request("GET", f"{WIDGETS}/w")[0], 404)
+
