@@ -98,6 +98,8 @@ class IdleCostTests(KubeTestCase):
         sweeping collectors listed every store every 5 s and the pods every second)."""
         self.idle(60)
         self.assertEqual(self.lists, [])
+        self.clock.advance(300)  # the resyncs go over the graph and the indexes in memory
+        self.assertEqual(self.lists, [])
         self.assertTrue(self.kube.garbage_collector.running)
         self.assertEqual(len(self.kube.pod_gc.terminating), N // 4)
 
