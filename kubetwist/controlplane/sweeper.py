@@ -7,9 +7,8 @@ running sweep, if any). Sweeps never overlap; a failed sweep is logged and the s
 Stopping cancels the pending call and the running sweep.  The schedule is the one periodic
 service of L{kubetwist.apimachinery.wait}, shared with the storage compactor.
 
-Upstream's controllers are informer-driven work queues in kube-controller-manager.  The
-garbage collector, the pod GC and the storage-protection controller are too (informers mark
-the work, L{SweepService.trigger} runs a pass, the long C{interval} is a resync from memory).
+Upstream's controllers are informer-driven work queues in kube-controller-manager; kubetwist's
+are periodic and triggered sweeps over the registry stores (see each controller's module).
 """
 
 from __future__ import annotations
