@@ -377,6 +377,7 @@ def kubetwist_cluster(embedded: bool) -> Any:
             def close(self) -> None:
                 if self.server is not None:
                     self.server.cleanup()
+                shutil.rmtree(self.etcd.data_dir, ignore_errors=True)  # never started
 
             @property
             def pids(self) -> dict[str, int]:
