@@ -7,6 +7,9 @@ it, and everything removed afterwards.  Traffic stays on this machine.
 Needs root (tests and CI run as root) and C{ip}; L{skip_reason} says why a machine cannot.
 Several test processes (C{trial -j}) may create namespaces at once: C{N} is claimed
 atomically by creating the namespace C{kubetwist-N}, which fails when another process has it.
+Each namespace records its creator's process id in L{OWNERS}; one whose creator has died
+without removing it (a test worker killed at the end of a run) is removed by the next
+L{NetworkNamespace} made, so none pile up on a machine.
 """
 
 from __future__ import annotations
@@ -22,6 +25,46 @@ from tests.support import die_with_parent
 #: inside C{10.213.0.0/16}: C{10.213.(N // 64).((N % 64) * 4)/30}).
 _RANGE = range(1, 4000)
 _PREFIX = "kubetwist-"
+#: where each namespace's creator pid is written (a tmpfs: gone at reboot with the namespaces)
+OWNERS = "/run/kubetwist-netns"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_stale() -> list[str]:
+    """Remove the namespaces (and their veth pairs) whose recorded creator is no longer
+    running; return their names."""
+    removed = []
+    try:
+        names = os.listdir(OWNERS)
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(OWNERS, name)
+        try:
+            with open(path) as f:
+                pid = int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            continue
+        if pid and _alive(pid):
+            continue
+        number = name[len(_PREFIX):]
+        _run("link", "del", f"kth{number}", check=False)
+        _run("netns", "del", name, check=False)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        removed.append(name)
+    return removed
 
 
 def skip_reason() -> Optional[str]:
@@ -50,6 +93,7 @@ class NetworkNamespace:
 
     def __init__(self) -> None:
         self.processes: list[subprocess.Popen] = []
+        reap_stale()
         for n in _RANGE:
             if _run("netns", "add", f"{_PREFIX}{n}", check=False).returncode == 0:
                 break
@@ -57,6 +101,9 @@ class NetworkNamespace:
             raise RuntimeError("no free network namespace number")
         self.number = n
         self.name = f"{_PREFIX}{n}"
+        os.makedirs(OWNERS, exist_ok=True)
+        with open(os.path.join(OWNERS, self.name), "w") as f:
+            f.write(str(os.getpid()))
         base = (n % 64) * 4
         net = f"10.213.{n // 64}"
         self.host_address, self.address = f"{net}.{base + 1}", f"{net}.{base + 2}"
@@ -99,6 +146,10 @@ class NetworkNamespace:
         self.processes = []
         _run("link", "del", self.host_link, check=False)
         _run("netns", "del", self.name, check=False)
+        try:
+            os.unlink(os.path.join(OWNERS, self.name))
+        except OSError:
+            pass
 
 
 def new_network_namespace(test: Any) -> NetworkNamespace:

@@ -8,7 +8,7 @@ import sys
 
 from twisted.trial.unittest import TestCase
 
-from tests.netns import new_network_namespace, skip_reason
+from tests.netns import OWNERS, new_network_namespace, reap_stale, skip_reason
 
 _SERVER = """
 import socket, sys
@@ -48,3 +48,21 @@ class NetworkNamespaceTests(TestCase):
         a, b = new_network_namespace(self), new_network_namespace(self)
         self.assertNotEqual(a.name, b.name)
         self.assertNotEqual(a.address, b.address)
+
+    def test_stale_namespace_reaped(self) -> None:
+        """A namespace whose creator died without removing it is removed by the next one
+        made (trial workers may be killed before their cleanups run)."""
+        import os
+
+        ns = new_network_namespace(self)
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        with open(os.path.join(OWNERS, ns.name), "w") as f:
+            f.write(str(dead.pid))
+        self.assertEqual(reap_stale(), [ns.name])
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        self.assertNotIn(ns.name + " ", listed + " ")
+        links = subprocess.run(["ip", "link"], capture_output=True, text=True).stdout
+        self.assertNotIn(ns.host_link + "@", links)
+        live = new_network_namespace(self)
+        self.assertNotIn(live.name, reap_stale())
