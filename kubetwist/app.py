@@ -27,7 +27,7 @@ from twisted.logger import Logger
 from kubetwist import authorization
 from kubetwist.authorization import options as authorization_options
 from kubetwist.server.channel import KubeSite
-from kubetwist.server.healthz import HealthCheck
+from kubetwist.server.healthz import HealthCheck, install_generic_checks
 from kubetwist.server.reuseport import secure_endpoint
 
 log = Logger()
@@ -431,13 +431,7 @@ def assemble(storage: Any, clock: Any, config: Any, *, authenticator: Any, autho
     install_health_routes(front, version_info)
     install_openapi(front, version_info["gitVersion"])
 
-    front.health_checks[:0] = [
-        HealthCheck("ping", lambda: None),
-        HealthCheck("log", lambda: None),
-        HealthCheck("etcd", storage_health_check(storage, "etcd")),
-    ]
-    front.readiness_checks.append(
-        HealthCheck("etcd-readiness", storage_health_check(storage, "etcd-readiness")))
+    install_generic_checks(front, storage)
     if shutdown_check is not None:
         front.readiness_checks.append(HealthCheck("shutdown", shutdown_check))
     from kubetwist.server.metrics import APIServerMetrics, install_metrics_route
@@ -504,27 +498,6 @@ def _install_rbac_escalation_check(admission: Any, storage: Any, clock: Any,
 
     admission.internal.append(RBACEscalationCheck(authorizer, lambda: index_for(storage, clock)))
 
-
-def storage_health_check(storage: Any, name: str) -> Any:
-    """
-    The C{etcd} health check over C{storage.check_health()} (upstream's etcd probe).  A
-    failure keeps its reason out of the C{/healthz} body (C{[-]etcd failed: reason withheld})
-    and logs it instead, as upstream's healthz handler does.
-    """
-
-    def check() -> Any:
-        probe = getattr(storage, "check_health", None)
-        if probe is None:
-            return None
-
-        def failed(failure: Any) -> Any:
-            log.warn("{check} check failed: {reason}", check=name,
-                     reason=failure.getErrorMessage())
-            return failure
-
-        return defer.maybeDeferred(probe).addErrback(failed)
-
-    return check
 
 
 def _default_route_address() -> Optional[str]:

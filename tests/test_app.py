@@ -7,8 +7,9 @@ import os
 from twisted.internet import defer, reactor
 from twisted.trial.unittest import SynchronousTestCase, TestCase
 
-from kubetwist.app import KubeAPIService, storage_health_check
+from kubetwist.app import KubeAPIService
 from kubetwist.server.filters.chain import HandlerChain
+from kubetwist.server.healthz import storage_health_check
 from tests.support import KubeTestCase
 
 

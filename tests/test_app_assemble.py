@@ -13,6 +13,7 @@ from twisted.python.failure import Failure
 from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist import app as run
+from kubetwist.server.healthz import storage_health_check
 from tests.support import KubeTestCase
 
 
@@ -74,11 +75,11 @@ class AssembleTests(KubeTestCase):
 
 
 class StorageHealthCheckTests(SynchronousTestCase):
-    """L{run.storage_health_check}."""
+    """L{kubetwist.server.healthz.storage_health_check}."""
 
     def test_without_probe(self) -> None:
         """A storage without C{check_health} is healthy."""
-        self.assertIsNone(run.storage_health_check(object(), "etcd")())
+        self.assertIsNone(storage_health_check(object(), "etcd")())
 
     def test_probe_result(self) -> None:
         """The probe's Deferred is the check's; a failure stays a failure."""
@@ -90,8 +91,8 @@ class StorageHealthCheckTests(SynchronousTestCase):
             def check_health(self):
                 raise RuntimeError("no quorum")
 
-        self.assertIsNone(self.successResultOf(run.storage_health_check(Healthy(), "etcd")()))
-        failure = self.failureResultOf(run.storage_health_check(Broken(), "etcd")())
+        self.assertIsNone(self.successResultOf(storage_health_check(Healthy(), "etcd")()))
+        failure = self.failureResultOf(storage_health_check(Broken(), "etcd")())
         self.assertIsInstance(failure, Failure)
         self.assertEqual(failure.getErrorMessage(), "no quorum")
         self.flushLoggedErrors(RuntimeError)

@@ -27,7 +27,7 @@ from kubetwist.admission.registry import PluginContext
 from kubetwist.server.apigroup import APIGroupInfo, install_api_group
 from kubetwist.server.filters.chain import HandlerChainConfig, build_handler_chain
 from kubetwist.server.genericapiserver import GenericAPIServer, install_health_routes
-from kubetwist.server.healthz import HealthCheck
+from kubetwist.server.healthz import HealthCheck, install_generic_checks
 
 __all__ = ["ExtensionConfig", "ExtensionServer", "assemble_extension", "list_items",
            "version_info"]
@@ -168,13 +168,7 @@ def assemble_extension(storage: Any, clock: Any, config: ExtensionConfig, *,
         server.restful_paths.discard("/api")
     install_health_routes(server, config.version_info)
     install_openapi(server, config.openapi_version, config.openapi_title)
-    server.health_checks[:0] = [
-        HealthCheck("ping", lambda: None),
-        HealthCheck("log", lambda: None),
-        HealthCheck("etcd", storage_health_check(storage, "etcd")),
-    ]
-    server.readiness_checks.append(
-        HealthCheck("etcd-readiness", storage_health_check(storage, "etcd-readiness")))
+    install_generic_checks(server, storage)
     # upstream's informers have synced once the server listens (kubetwist has none to wait for)
     server.readiness_checks.append(HealthCheck("informer-sync", lambda: None))
     if shutdown_check is not None:
@@ -193,30 +187,6 @@ def assemble_extension(storage: Any, clock: Any, config: ExtensionConfig, *,
         request_timeout=request_timeout, cors_allowed_origins=list(cors_allowed_origins)))
     return ExtensionServer(server, stores, admission, chain, metrics)
 
-
-def storage_health_check(storage: Any, name: str) -> Callable[[], Any]:
-    """
-    The C{etcd} check over C{storage.check_health()} (upstream's etcd probe); a failure's
-    reason is logged, not shown (C{[-]etcd failed: reason withheld}).
-    """
-    from twisted.internet import defer
-    from twisted.logger import Logger
-
-    log = Logger()
-
-    def check() -> Any:
-        probe = getattr(storage, "check_health", None)
-        if probe is None:
-            return None
-
-        def failed(failure: Any) -> Any:
-            log.warn("{check} check failed: {reason}", check=name,
-                     reason=failure.getErrorMessage())
-            return failure
-
-        return defer.maybeDeferred(probe).addErrback(failed)
-
-    return check
 
 
 def _name_definitions(server: GenericAPIServer, info: APIGroupInfo) -> None:

@@ -70,3 +70,44 @@ async def render_health(endpoint: str, checks: list[HealthCheck], sub: str,
     if verbose:
         return 200, ("\n".join(lines) + f"\n{endpoint} check passed\n").encode()
     return 200, b"ok"
+
+
+def storage_health_check(storage: Any, name: str) -> Callable[[], Any]:
+    """
+    The C{etcd} health check over C{storage.check_health()} (upstream's etcd probe).  A
+    failure keeps its reason out of the C{/healthz} body (C{[-]etcd failed: reason withheld})
+    and logs it instead, as upstream's healthz handler does.
+    """
+    from twisted.internet import defer
+    from twisted.logger import Logger
+
+    log = Logger()
+
+    def check() -> Any:
+        probe = getattr(storage, "check_health", None)
+        if probe is None:
+            return None
+
+        def failed(failure: Any) -> Any:
+            log.warn("{check} check failed: {reason}", check=name,
+                     reason=failure.getErrorMessage())
+            return failure
+
+        return defer.maybeDeferred(probe).addErrback(failed)
+
+    return check
+
+
+def install_generic_checks(server: Any, storage: Any) -> None:
+    """
+    Upstream's generic checks of a server over C{storage}: C{ping}, C{log} and C{etcd} first
+    among the health checks, C{etcd-readiness} among the readiness checks (the main server
+    and extension servers built with L{kubetwist.extension} alike).
+    """
+    server.health_checks[:0] = [
+        HealthCheck("ping", lambda: None),
+        HealthCheck("log", lambda: None),
+        HealthCheck("etcd", storage_health_check(storage, "etcd")),
+    ]
+    server.readiness_checks.append(
+        HealthCheck("etcd-readiness", storage_health_check(storage, "etcd-readiness")))
