@@ -78,11 +78,11 @@ async def _nothing() -> None:
     """A post-start hook with nothing to do in kubetwist."""
 
 
-async def _list_items(store: Any) -> list[dict]:
-    """Every object of C{store} (the admission plugins' lister)."""
+async def _list_items(store: Any, namespace: str = "") -> list[dict]:
+    """Every object of C{store} (the admission plugins' lister), or of one C{namespace}."""
     from kubetwist.registry.generic.store import ListOptions
 
-    listed = await store.list("", ListOptions())
+    listed = await store.list(namespace, ListOptions())
     return list(listed.get("items") or [])
 
 

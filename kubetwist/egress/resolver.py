@@ -135,11 +135,12 @@ class ServiceResolver:
         self.rng = rng
 
     @classmethod
-    def from_stores(cls, stores: Any, list_items: Callable[[Any], Awaitable[list]],
+    def from_stores(cls, stores: Any, list_items: Callable[[Any, str], Awaitable[list]],
                     routing: bool = True) -> "ServiceResolver":
         """
         A resolver over the registry's stores: C{stores} maps C{(group, resource)} to objects
-        with C{async get(namespace, name)}; C{list_items(store)} lists a store's objects.
+        with C{async get(namespace, name)}; C{list_items(store, namespace)} lists a store's
+        objects in one namespace (each resolution reads the Service's namespace only).
         """
         services = stores[("", "services")]
         slices = stores.get(("discovery.k8s.io", "endpointslices"))
@@ -151,9 +152,8 @@ class ServiceResolver:
         async def list_slices(namespace: str, name: str) -> list:
             if slices is None:
                 return []
-            return [s for s in await list_items(slices)
-                    if (s.get("metadata") or {}).get("namespace") == namespace
-                    and ((s.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL)
+            return [s for s in await list_items(slices, namespace)
+                    if ((s.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL)
                     == name]
 
         async def get_endpoints(namespace: str, name: str) -> Optional[dict]:
