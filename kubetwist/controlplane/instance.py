@@ -249,12 +249,12 @@ class KubeAPIServer:
             self.stores.get(("", "configmaps")), config.root_ca_pem,
         )
         self.server.add_post_start_hook("bootstrap-controller", self.bootstrap)
+        from kubetwist.controlplane.garbagecollector import ServiceHook
         from kubetwist.storage.metrics import ObjectCounter
 
         self.object_counter = ObjectCounter(storage.count, clock)
-        self.server.hooks.add_hook("storage-object-count-tracker-hook",
-                                   self.object_counter.start, clock).on_stop = \
-            self.object_counter.stop
+        ServiceHook("storage-object-count-tracker-hook", self.object_counter,
+                    clock).setServiceParent(self.server.hooks)
         self.server.add_post_start_hook("start-system-namespaces-controller",
                                         self.namespace_controller.resume)
         from kubetwist.registry.rbac.bootstrap import ensure_rbac_policy

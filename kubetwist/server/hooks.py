@@ -44,8 +44,6 @@ class PostStartHookService(Service):
         self.last_error: Optional[str] = "not finished"
         self._call = None
         self._running: Optional[Deferred] = None
-        #: C{() -> None} run when the service stops (ends background work the hook began)
-        self.on_stop: Optional[Callable[[], Any]] = None
 
     def startService(self) -> None:
         super().startService()
@@ -77,8 +75,6 @@ class PostStartHookService(Service):
             self._call.cancel()
         if self._running is not None:
             self._running.cancel()
-        if self.on_stop is not None:
-            self.on_stop()
         return None
 
     def health_check(self) -> HealthCheck:

@@ -26,6 +26,8 @@ from typing import Any, Awaitable, Callable, Iterable, Optional
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from kubetwist.apimachinery.wait import PeriodicService
+
 REGISTRY = CollectorRegistry(auto_describe=True)
 
 #: upstream's C{etcd_request_duration_seconds} buckets, seconds
@@ -107,25 +109,26 @@ def watch_event(group: str, version: str, kind: str, size: int) -> None:
     WATCH_EVENT_SIZES.labels(group, version, kind).observe(size)
 
 
-class ObjectCounter:
+class ObjectCounter(PeriodicService):
     """
-    Upstream's storage object count loop: every C{period} seconds, count each registered
-    resource's keys (C{storage.count(prefix)}, a range count, no objects read) into
-    C{apiserver_storage_objects}; a failed count sets C{-1}.
+    Upstream's storage object count loop: at start and then every C{period} seconds, count
+    each registered resource's keys (C{storage.count(prefix)}, a range count, no objects
+    read) into C{apiserver_storage_objects}; a failed count sets C{-1}.
 
     @param count: C{key prefix -> Deferred/awaitable of int}.
     @param clock: C{IReactorTime}.
+    @param period: seconds between the end of a round and the start of the next.
     """
+
+    activity = "storage object count"
+    run_at_start = True
 
     def __init__(self, count: Callable[[str], Awaitable[int]], clock: Any,
                  period: float = 60.0,
                  resources: Optional[Callable[[], Iterable[tuple[str, str]]]] = None) -> None:
+        super().__init__(clock, period)
         self.count = count
-        self.clock = clock
-        self.period = period
         self.resources = resources or registered_resources
-        self._call: Any = None
-        self._stopped = False
 
     async def run_once(self) -> None:
         """Count every registered resource once."""
@@ -135,23 +138,3 @@ class ObjectCounter:
             except Exception:  # noqa: BLE001 -- upstream reports -1 for a failed count
                 n = -1
             STORAGE_OBJECTS.labels(label).set(n)
-
-    def start(self) -> Any:
-        """Count now and then every period (a post-start hook)."""
-        from twisted.internet.defer import ensureDeferred
-
-        def again(_: Any = None) -> None:
-            if not self._stopped:
-                self._call = self.clock.callLater(self.period, tick)
-
-        def tick() -> None:
-            ensureDeferred(self.run_once()).addBoth(again)
-
-        d = ensureDeferred(self.run_once())
-        d.addBoth(again)
-        return d
-
-    def stop(self) -> None:
-        self._stopped = True
-        if self._call is not None and self._call.active():
-            self._call.cancel()
