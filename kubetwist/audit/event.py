@@ -313,6 +313,13 @@ def context_of(request: Any) -> Optional[AuditContext]:
     return getattr(ctx, "audit", None) if ctx is not None else None
 
 
+def wants_response_object(request: Any) -> bool:
+    """Whether the request's audit event records the response object (level
+    C{RequestResponse}): a writer that skips L{log_response_object} must not then."""
+    ac = context_of(request)
+    return ac is not None and at_least(ac.level, REQUEST_RESPONSE)
+
+
 def log_request_object(request: Any, obj: Any, api_group: str = "", api_version: str = "",
                        resource: str = "", subresource: str = "") -> None:
     """L{AuditContext.log_request_object} for C{request} (handlers call it right after

@@ -170,6 +170,8 @@ class ListResult:
         filtered), else C{None}.
     @ivar keys: the backend key of each item (same order), when the backend reports them
         (the Cacher fills its cache from them), else C{None}.
+    @ivar encoded: each item encoded (same order), from the Cacher's C{get_list_encoded};
+        C{None} from C{get_list}.
     """
 
     items: list[dict]
@@ -177,6 +179,7 @@ class ListResult:
     continue_token: str = ""
     remaining_item_count: Optional[int] = None
     keys: Optional[list[str]] = field(default=None, repr=False, compare=False)
+    encoded: Optional[list[bytes]] = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -190,11 +193,17 @@ class WatchEvent:
     C{key} is the object's backend key (with the backend's prefix) when the producer knows it
     (the key-value backends set it; the Cacher keys its cache by it); it is not part of
     equality.
+
+    C{memo} is set by the Cacher on the events of a watch asked for with C{share_objects}:
+    C{object} is then the cache's own object (to be read, never changed) and C{memo} a dict
+    shared by every watcher of the same change, C{{(flavor, type): frame bytes}}, so that an
+    event is encoded once per output format whatever the number of watchers.
     """
 
     type: str
     object: dict
     key: Optional[str] = field(default=None, repr=False, compare=False)
+    memo: Optional[dict] = field(default=None, repr=False, compare=False)
 
 
 @implementer(IPushProducer)

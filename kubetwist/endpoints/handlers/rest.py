@@ -25,9 +25,14 @@ from kubetwist.audit import event as audit_event
 from kubetwist.endpoints import offload
 from kubetwist.endpoints import table as tablelib
 from kubetwist.endpoints.handlers import options as opts
-from kubetwist.endpoints.negotiation import Output, check_transform, negotiate
+from kubetwist.endpoints.negotiation import Output, check_transform, is_pretty, negotiate
 from kubetwist.endpoints.request import context_of
-from kubetwist.endpoints.responses import encode_watch_event, watch_content_type, write_object
+from kubetwist.endpoints.responses import (
+    encode_watch_event,
+    watch_content_type,
+    write_body,
+    write_object,
+)
 from kubetwist.registry.generic.scale import ScaleREST, patch_scale
 from kubetwist.registry.generic.store import Store
 from kubetwist.runtime import codec, errors, strict, typed
@@ -231,8 +236,27 @@ class ResourceHandlers:
             return await self.watch(request, namespace)
         out = self.negotiate(request, collection=True)
         options = opts.list_options(q, self.store.strategy)
+        if self._writes_encoded_list(request, out):
+            lst, items = await self.store.list_encoded(namespace, options)
+            head, tail = codec.list_envelope(lst)
+            write_body(request, 200, b"".join((head, b",".join(items), tail)), codec.JSON)
+            return
         lst = await self.store.list(namespace, options)
         self._respond_list(request, lst, out)
+
+    def _writes_encoded_list(self, request: Any, out: Output) -> bool:
+        """
+        Whether a list is answered from encoded items (L{Store.list_encoded}): a plain JSON
+        list, not pretty, not recorded whole by audit, of a Store whose list is the generic one
+        over the watch cache, written as L{Store.list} shapes it.  The bytes are those
+        L{_respond_list} would write.
+        """
+        return (out.kind == "object" and out.media == codec.JSON
+                and not is_pretty(request)
+                and type(self).list_response is ResourceHandlers.list_response
+                and type(self.store).list is Store.list
+                and self.store.serves_encoded_lists()
+                and not audit_event.wants_response_object(request))
 
     def _respond_list(self, request: Any, lst: dict, out: Output) -> None:
         """Write a list in the negotiated form (upstream C{transformResponseObject}).
@@ -309,7 +333,10 @@ class ResourceHandlers:
             initial = lst["items"]
             options.resource_version = initial_rv
         if cached:
-            w = self.store.watch(namespace, options, timeout=timeout)
+            # the objects are only encoded here: the cache may share its own, and each
+            # change's encoded frame with every other watcher of this Store (WatchEvent.memo)
+            w = self.store.watch(namespace, options, timeout=timeout,
+                                 share_objects=out.kind == "object")
         else:
             w = self.store.watch(namespace, options)
         request.setResponseCode(200)
@@ -339,7 +366,9 @@ class ResourceHandlers:
                 first_table[0] = False
             elif out.kind == "partial" and ev_type in ("ADDED", "MODIFIED", "DELETED"):
                 obj = tablelib.partial_object_metadata(obj, out.version)
-            data = encode_watch_event(ev_type, obj, out.media)
+            write_frame(encode_watch_event(ev_type, obj, out.media))
+
+        def write_frame(data: bytes) -> None:
             storage_metrics.watch_event(watch_labels[0], watch_labels[1], watch_labels[2],
                                         len(data))
             request.write(data)
@@ -376,6 +405,16 @@ class ResourceHandlers:
                 if options.allow_watch_bookmarks:
                     bookmark({k: v for k, v in meta.items()
                               if k in ("resourceVersion", "annotations")})
+                return
+            if ev.memo is not None and out.kind == "object":
+                if gone():
+                    return
+                key = (self.store, out.media, ev.type)
+                data = ev.memo.get(key)
+                if data is None:
+                    data = ev.memo[key] = encode_watch_event(
+                        ev.type, self.store._typed(ev.object), out.media)
+                write_frame(data)
                 return
             emit(ev.type, self.store._typed(ev.object))
 

@@ -234,24 +234,71 @@ class Store:
         "continue"?, "remainingItemCount"?}, "items": [...]}}; items carry no kind/apiVersion,
         as upstream's typed lists.
         """
+        result = await self._get_list(namespace, options, None)
+        items = [self._list_item(item) for item in result.items]
+        return self._list_object(result, items)
+
+    def serves_encoded_lists(self) -> bool:
+        """Whether L{list_encoded} reuses encodings (the storage is the watch cache)."""
+        return getattr(self.storage, "shares_objects", False)
+
+    async def list_encoded(self, namespace: str, options: ListOptions) -> tuple[dict, list[bytes]]:
+        """
+        L{list} for a JSON response written as it is: fire with C{(list, items)} where
+        C{list} is the list object with an empty C{items} (its envelope) and C{items} the
+        bytes of each item as Go's encoder writes it inside the list
+        (L{codec.list_item_encoder}); the body is C{codec.list_envelope(list)} joined around
+        C{b",".join(items)}.  From the watch cache each object is encoded once per Store and
+        reused by every list until it changes (upstream's serialization cache); no object
+        is copied.
+        """
+        encode_item = self._item_encoder()
+
+        def encode(obj: dict) -> bytes:
+            return encode_item(self._list_item(obj))
+
+        result = await self._get_list(namespace, options, encode)
+        return self._list_object(result, []), result.encoded or []
+
+    def _item_encoder(self) -> Any:
+        encoder = self.__dict__.get("_encoder")
+        if encoder is None:
+            from kubetwist.runtime import codec
+
+            encoder = self._encoder = codec.list_item_encoder(self.spec.api_version,
+                                                              self.spec.list_kind)
+        return encoder
+
+    async def _get_list(self, namespace: str, options: ListOptions, encode: Any) -> Any:
+        args = dict(
+            recursive=True,
+            resource_version=options.resource_version,
+            resource_version_match=options.resource_version_match,
+            limit=options.limit,
+            continue_token=options.continue_token,
+            predicate=options.predicate,
+        )
         try:
-            result = await self.storage.get_list(
-                self.prefix(namespace),
-                recursive=True,
-                resource_version=options.resource_version,
-                resource_version_match=options.resource_version_match,
-                limit=options.limit,
-                continue_token=options.continue_token,
-                predicate=options.predicate,
-            )
+            if encode is None:
+                return await self.storage.get_list(self.prefix(namespace), **args)
+            if not self.serves_encoded_lists():
+                result = await self.storage.get_list(self.prefix(namespace), **args)
+                result.encoded = [encode(item) for item in result.items]
+                return result
+            return await self.storage.get_list_encoded(self.prefix(namespace), self, encode,
+                                                       **args)
         except Exception as e:
             raise interpret_storage_error(e, self.spec, "") from None
-        items = []
-        for item in result.items:
-            it = {k: v for k, v in item.items() if k not in ("apiVersion", "kind")}
-            if self.decorator is not None:
-                self.decorator(it)
-            items.append(it)
+
+    def _list_item(self, item: dict) -> dict:
+        """A stored object as a typed list holds it: no kind/apiVersion, decorated (a new
+        top-level dict; values shared with C{item})."""
+        it = {k: v for k, v in item.items() if k not in ("apiVersion", "kind")}
+        if self.decorator is not None:
+            self.decorator(it)
+        return it
+
+    def _list_object(self, result: Any, items: list) -> dict:
         meta: dict[str, Any] = {"resourceVersion": result.resource_version}
         if result.continue_token:
             meta["continue"] = result.continue_token
@@ -265,17 +312,21 @@ class Store:
         }
 
     def watch(self, namespace: str, options: ListOptions,
-              timeout: Optional[float] = None) -> st.Watch:
+              timeout: Optional[float] = None, share_objects: bool = False) -> st.Watch:
         """
         A L{Watch} of this resource in C{namespace} (all namespaces when empty).  A storage
         providing L{st.IWatchCache} (the Cacher) also gets C{allowWatchBookmarks},
         C{sendInitialEvents} and the watch's C{timeout} (seconds), and serves them itself.
+        C{share_objects}: the caller only reads the events' objects (it encodes them), so the
+        Cacher may hand out its own, with the encoding memo of L{st.WatchEvent.memo}.
         """
         extra: dict[str, Any] = {}
         if st.IWatchCache.providedBy(self.storage):
             extra = {"allow_watch_bookmarks": options.allow_watch_bookmarks,
                      "send_initial_events": options.send_initial_events,
                      "timeout": timeout}
+            if share_objects and getattr(self.storage, "shares_objects", False):
+                extra["share_objects"] = True
         if options.name:
             return self.storage.watch(
                 self.key(namespace, options.name), options.resource_version, False,

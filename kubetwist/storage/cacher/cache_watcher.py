@@ -9,7 +9,8 @@ transport), then live events.  Delivery follows the consumer's flow control: whi
 transport is paused, live events wait in a bounded backlog; when the backlog overflows the
 watcher is closed, as upstream closes an unresponsive watcher, and the client re-lists.  No
 watcher ever holds up the cache or another watcher.  Every object handed to the consumer is a
-private copy; the cache's dicts are never exposed.
+private copy; the cache's dicts are exposed only to a consumer that asks to share them
+(C{share}: the REST watch handler, which only reads and encodes them).
 """
 
 from __future__ import annotations
@@ -59,24 +60,35 @@ def bookmark_object(revision: int, annotations: dict | None = None) -> dict:
     return {"metadata": meta}
 
 
-def filter_event(event: CacheEvent, predicate: SelectionPredicate) -> WatchEvent | None:
+def _shared(event: CacheEvent, type_: str) -> WatchEvent:
+    """C{event} as a watch event holding the cache's own object and the event's memo."""
+    if event.encoded is None:
+        event.encoded = {}
+    return WatchEvent(type_, event.obj, event.key, event.encoded)
+
+
+def filter_event(event: CacheEvent, predicate: SelectionPredicate,
+                 share: bool = False) -> WatchEvent | None:
     """
     Upstream C{cacheWatcher.convertToWatchEvent}: the event as a watcher with C{predicate}
-    sees it (a copy), or C{None}.  A modification that stops matching is DELETED (the old state
-    at the event's revision), one that starts matching is ADDED.
+    sees it, or C{None}.  A modification that stops matching is DELETED (the old state at the
+    event's revision), one that starts matching is ADDED.  The object is a copy, unless
+    C{share}: then it is the cache's own, with the event's memo (L{WatchEvent.memo}).
     """
+    copy = (lambda t: _shared(event, t)) if share else (
+        lambda t: WatchEvent(t, copy_object(event.obj), event.key))
     if event.type == "DELETED":
         if predicate.matches(event.obj):
-            return WatchEvent("DELETED", copy_object(event.obj), event.key)
+            return copy("DELETED")
         return None
     if predicate.empty():
-        return WatchEvent(event.type, copy_object(event.obj), event.key)
+        return copy(event.type)
     current = predicate.matches(event.obj)
     old = event.prev is not None and predicate.matches(event.prev)
     if current and old:
-        return WatchEvent("MODIFIED", copy_object(event.obj), event.key)
+        return copy("MODIFIED")
     if current:
-        return WatchEvent("ADDED", copy_object(event.obj), event.key)
+        return copy("ADDED")
     if old:
         return WatchEvent("DELETED", with_revision(event.prev, event.rv), event.key)  # type: ignore[arg-type]
     return None
@@ -96,6 +108,8 @@ class CacheWatcher:
     @param max_buffer: live events that may wait for a paused consumer.
     @param progress: C{() -> int}, the revision a bookmark may carry (the cache's).
     @param on_stop: called once when the watch ends, from either side.
+    @param share: hand out the cache's own objects (not copies) with each change's memo
+        (L{filter_event}); for consumers that only read and encode them.
     """
 
     def __init__(self, clock: Any, start: str, end: str | None,
@@ -103,8 +117,10 @@ class CacheWatcher:
                  bookmark_interval: float = BOOKMARK_INTERVAL, deadline: float | None = None,
                  max_buffer: int = DEFAULT_WATCHER_BUFFER,
                  progress: Callable[[], int] | None = None,
-                 on_stop: Callable[[CacheWatcher], Any] | None = None) -> None:
+                 on_stop: Callable[[CacheWatcher], Any] | None = None,
+                 share: bool = False) -> None:
         self.clock = clock
+        self.share = share
         self.start = start
         self.end = end
         self.predicate = predicate
@@ -152,7 +168,7 @@ class CacheWatcher:
         """
         for key, obj in objects:
             if self.predicate.matches(obj):
-                yield WatchEvent("ADDED", copy_object(obj), key)
+                yield WatchEvent("ADDED", obj if self.share else copy_object(obj), key)
         if end_bookmark:
             yield WatchEvent("BOOKMARK", bookmark_object(
                 revision, {INITIAL_EVENTS_END_ANNOTATION: "true"}))
@@ -163,7 +179,7 @@ class CacheWatcher:
         if self.watch.ended or event.rv <= self.start_rv or not self.covers(event.key):
             return
         try:
-            out = filter_event(event, self.predicate)
+            out = filter_event(event, self.predicate, self.share)
         except Exception:  # noqa: BLE001 - a predicate that raises ends this watch only
             _log.failure("watch predicate failed")
             self.close()

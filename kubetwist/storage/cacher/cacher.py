@@ -316,6 +316,10 @@ class Cacher:
     @param freshness_timeout: seconds a read waits for the cache to catch up.
     """
 
+    #: C{watch(share_objects=True)} and C{get_list_encoded} are served (the registry's
+    #: L{kubetwist.registry.generic.store.Store} looks for it).
+    shares_objects = True
+
     def __init__(self, backend: Any, clock: Any, *, capacity: int | None = None,
                  bookmark_interval: float = BOOKMARK_INTERVAL,
                  event_fresh_duration: float = EVENT_FRESH_DURATION,
@@ -486,19 +490,54 @@ class Cacher:
                  resource_version_match: str = "", limit: int = 0, continue_token: str = "",
                  predicate: SelectionPredicate = EVERYTHING) -> Deferred:
         """L{IStorage.get_list}, from the cache where upstream serves it (module docstring)."""
-        return Deferred.fromCoroutine(self._get_list(
-            key, recursive, resource_version, resource_version_match, limit, continue_token,
-            predicate,
-        ))
+        async def run() -> ListResult:
+            result, cache = await self._get_list(
+                key, recursive, resource_version, resource_version_match, limit,
+                continue_token, predicate,
+            )
+            if cache is not None:
+                result.items = [copy_object(obj) for obj in result.items]
+            return result
+
+        return Deferred.fromCoroutine(run())
+
+    def get_list_encoded(self, key: str, flavor: Any, encode: Any, recursive: bool = True,
+                         resource_version: str = "", resource_version_match: str = "",
+                         limit: int = 0, continue_token: str = "",
+                         predicate: SelectionPredicate = EVERYTHING) -> Deferred:
+        """
+        L{get_list} for a consumer that writes the items out: fires with a L{ListResult}
+        whose C{encoded} holds C{encode(item)} (bytes) per item, computed once per cached
+        object and C{flavor} (any hashable naming the output format; L{WatchCache.encoded_item})
+        and reused by every later list of the same object, and whose C{items} are the cache's
+        own objects (read-only: no copies are made).  Lists the backend answers are encoded
+        as they come.  C{encode} must not change its argument.
+        """
+        async def run() -> ListResult:
+            result, cache = await self._get_list(
+                key, recursive, resource_version, resource_version_match, limit,
+                continue_token, predicate,
+            )
+            if cache is None:
+                result.encoded = [encode(obj) for obj in result.items]
+            else:
+                item = cache.encoded_item
+                result.encoded = [item(k, obj, flavor, encode)
+                                  for k, obj in zip(result.keys, result.items, strict=True)]
+            return result
+
+        return Deferred.fromCoroutine(run())
 
     async def _get_list(self, key, recursive, resource_version, resource_version_match, limit,
-                        continue_token, predicate) -> ListResult:
+                        continue_token, predicate) -> tuple[ListResult, WatchCache | None]:
+        """The list and the L{WatchCache} its items (the cache's own, with C{keys}) came
+        from, or C{None} when the backend answered."""
         limit = max(0, int(limit or 0))
 
-        def delegate() -> Deferred:
-            return self.backend.get_list(key, recursive, resource_version,
-                                         resource_version_match, limit, continue_token,
-                                         predicate)
+        async def delegate() -> tuple[ListResult, None]:
+            return await self.backend.get_list(key, recursive, resource_version,
+                                               resource_version_match, limit, continue_token,
+                                               predicate), None
 
         full = self._full(key, recursive)
         _, _, from_continue = validate_list_options(
@@ -523,6 +562,7 @@ class Cacher:
         if resource_version == "0" or not recursive:
             limit = 0
         items: list[dict] = []
+        item_keys: list[str] = []
         last_key = ""
         has_more = False
         objects = cache.objects
@@ -530,6 +570,7 @@ class Cacher:
             obj = objects[k]
             if predicate.matches(obj):
                 items.append(obj)
+                item_keys.append(k)
                 last_key = k
             if limit and len(items) >= limit:
                 has_more = i < len(keys) - 1
@@ -543,14 +584,13 @@ class Cacher:
                                     read_rv)
             if predicate.empty():
                 remaining = len(keys) - limit
-        selected = [copy_object(obj) for obj in items]
-        return ListResult(selected, str(read_rv), token, remaining)
+        return ListResult(items, str(read_rv), token, remaining, item_keys), cache
 
     # -- watch -------------------------------------------------------------------------------------
     def watch(self, key: str, resource_version: str = "", recursive: bool = False,
               predicate: SelectionPredicate = EVERYTHING, allow_watch_bookmarks: bool = False,
               send_initial_events: bool | None = None,
-              timeout: float | None = None) -> Watch:
+              timeout: float | None = None, share_objects: bool = False) -> Watch:
         """
         L{IWatchCache.watch} from the cache (upstream C{Cacher.Watch}).
 
@@ -559,6 +599,9 @@ class Cacher:
         the annotated BOOKMARK; C{""}/C{"0"} without it: the cache's state as ADDED events;
         C{"N"}: the window's events after N, or one ERROR (410 C{Expired}, C{too old resource
         version: N (M)}) when N is older than the window or compacted.
+
+        C{share_objects}: the events hold the cache's own objects, read-only, with a memo
+        shared by every watcher (L{WatchEvent.memo}), for consumers that only encode them.
         """
         try:
             revision = parse_resource_version(resource_version)
@@ -574,6 +617,7 @@ class Cacher:
             bookmarks=allow_watch_bookmarks, bookmark_interval=self.bookmark_interval,
             deadline=deadline, max_buffer=self.watcher_buffer,
             progress=lambda: rc.cache.rv, on_stop=lambda w: rc.watchers.discard(w),
+            share=share_objects,
         )
         d = Deferred.fromCoroutine(self._start_watch(
             rc, watcher, key, resource_version, revision, recursive, predicate,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,9 +40,12 @@ class CacheEvent:
     @ivar prev: the state before, or C{None}.
     @ivar rv: the event's revision.
     @ivar time: when it was recorded (clock seconds).
+    @ivar encoded: the event's encoded frames, C{{(flavor, type): bytes}}, filled by the
+        watch handlers sharing it (L{kubetwist.storage.interfaces.WatchEvent.memo}): one
+        encoding per output format, written to every watcher.
     """
 
-    __slots__ = ("key", "obj", "prev", "rv", "time", "type")
+    __slots__ = ("encoded", "key", "obj", "prev", "rv", "time", "type")
 
     type: str
     key: str
@@ -50,6 +53,7 @@ class CacheEvent:
     prev: dict | None
     rv: int
     time: float
+    encoded: dict | None
 
 
 class TooOldError(Exception):
@@ -83,6 +87,9 @@ class WatchCache:
     @param capacity: a fixed window size, or C{None} for upstream's adaptive size.
     @param event_fresh_duration: seconds an event should stay (adaptive sizing only).
     @ivar rv: the revision the cache is known to be complete at (last event or progress).
+    @ivar encoded: per key, the serializations of its current object:
+        C{{key: (object, {flavor: bytes})}} (L{encoded_item}); an entry whose object is not
+        the current one is stale and replaced.
     """
 
     def __init__(self, prefix: str, clock: Any, capacity: int | None = None,
@@ -93,6 +100,7 @@ class WatchCache:
         self.capacity = LOWER_BOUND_CAPACITY if capacity is None else max(1, int(capacity))
         self.event_fresh_duration = event_fresh_duration
         self.objects: dict[str, dict] = {}
+        self.encoded: dict[str, tuple[dict, dict[Any, bytes]]] = {}
         self.keys: list[str] = []
         self.history: deque[CacheEvent] = deque()
         self.rv = 0
@@ -103,6 +111,7 @@ class WatchCache:
     def replace(self, items: Iterable[tuple[str, dict]], revision: int) -> None:
         """Upstream C{Replace}: the state of a (re)list at C{revision}; the window restarts."""
         self.objects = dict(items)
+        self.encoded = {}
         self.keys = sorted(self.objects)
         self.history.clear()
         self.rv = revision
@@ -122,6 +131,7 @@ class WatchCache:
         state; return the recorded L{CacheEvent}.
         """
         rv = object_revision(obj)
+        self.encoded.pop(key, None)
         if type_ == "DELETED":
             prev = self.objects.pop(key, None)
             if prev is not None:
@@ -136,7 +146,7 @@ class WatchCache:
             elif type_ == "ADDED":
                 type_ = "MODIFIED"
             self.objects[key] = obj
-        event = CacheEvent(type_, key, obj, prev, rv, self.clock.seconds())
+        event = CacheEvent(type_, key, obj, prev, rv, self.clock.seconds(), None)
         self._record(event)
         self.rv = max(self.rv, rv)
         return event
@@ -160,6 +170,21 @@ class WatchCache:
             self.capacity = max(self.capacity // 2, LOWER_BOUND_CAPACITY)
 
     # -- reads --------------------------------------------------------------------------------
+    def encoded_item(self, key: str, obj: dict, flavor: Any,
+                     encode: Callable[[dict], bytes]) -> bytes:
+        """
+        C{encode(obj)} for the cached object C{obj} at C{key}, computed once per C{flavor}
+        (an output format: who encodes, for which version) while the object is current
+        (upstream C{cachingObject}).  C{encode} must not mutate C{obj}.
+        """
+        entry = self.encoded.get(key)
+        if entry is None or entry[0] is not obj:
+            entry = self.encoded[key] = (obj, {})
+        data = entry[1].get(flavor)
+        if data is None:
+            data = entry[1][flavor] = encode(obj)
+        return data
+
     def oldest_start(self) -> int:
         """
         The oldest revision a watch may start from (upstream C{GetIntervalLocked}'s
