@@ -160,7 +160,10 @@ class Cluster:
         self.etcd.start()
         self.server = KubeAPIProcess(etcd_url=self.etcd.url, extra_args=self.extra_args)
         try:
+            start = time.monotonic()
             self.server.start()
+            #: seconds from spawning C{twistd kubeapi} to C{/readyz} ok (polled every 0.1 s)
+            self.server_ready_in = time.monotonic() - start
         except BaseException:
             self.close()
             raise

@@ -89,6 +89,11 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser.add_argument("--base-port", type=int, default=39150,
                         help="kube-apiserver's etcd client port; peer and secure ports follow")
     parser.add_argument("--json", default=None, help="also write the results to this file")
+    parser.add_argument("--load", choices=("wrk", "python"), default="wrk",
+                        help="the load tool of the rate metrics: wrk (C, as the issue's hey; "
+                        "`apt-get install wrk`) or the Python asyncio client")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="kubetwist's --workers (default: its own default)")
     args = parser.parse_args(argv)
     for name in ("duration", "concurrency", "objects", "list_concurrency", "watchers",
                  "updates"):
@@ -273,6 +278,55 @@ async def _rate(cluster: Any, path: str, accept: str, duration: float,
     return count / elapsed
 
 
+#: The bearer token both servers accept for the wrk loads (kube-apiserver's from
+#: run-upstream.sh's token file; kubetwist is given the same through C{--token-auth-file}).
+TOKEN = "upstream-admin-token-0123456789"
+
+_WRK_SCRIPT = """
+wrk.method = "{method}"
+wrk.body = {body}
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "{accept}"
+wrk.headers["Authorization"] = "Bearer {token}"
+"""
+
+
+def parse_wrk(output: str) -> float:
+    """
+    Requests per second from wrk's report; every answer must have been 2xx and no socket
+    error may have happened.
+
+    @raise RuntimeError: C{Non-2xx or 3xx responses} or C{Socket errors} in the report, or
+        no C{Requests/sec} line.
+    """
+    if "Non-2xx or 3xx responses" in output or "Socket errors" in output:
+        raise RuntimeError(f"wrk saw failed requests:\n{output}")
+    for line in output.splitlines():
+        if line.startswith("Requests/sec:"):
+            return float(line.split()[1])
+    raise RuntimeError(f"no rate in wrk's report:\n{output}")
+
+
+def wrk_rate(url: str, duration: float, connections: int, method: str = "GET",
+             body: Optional[dict] = None, accept: str = "application/json") -> float:
+    """
+    C{method url} at C{connections} kept-alive HTTPS connections for C{duration} seconds with
+    wrk (two threads), authenticated with L{TOKEN}; requests per second.
+    """
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+        f.write(_WRK_SCRIPT.format(method=method, accept=accept, token=TOKEN,
+                                   body="nil" if body is None
+                                   else "[[" + json.dumps(body) + "]]"))
+        script = f.name
+    try:
+        done = subprocess.run(
+            ["wrk", "-t2", f"-c{connections}", f"-d{max(1, round(duration))}s", "--latency",
+             "-s", script, url], capture_output=True, text=True, check=True)
+    finally:
+        os.unlink(script)
+    return parse_wrk(done.stdout)
+
+
 async def measure(cluster: Any, args: argparse.Namespace, pid: int,
                   profile: Optional[str] = None) -> dict[str, float]:
     """
@@ -300,24 +354,45 @@ async def measure(cluster: Any, args: argparse.Namespace, pid: int,
         return profiled(path, pid, seconds)
 
     names = itertools.count()
-    out["create"], _ = await bench_create.kubetwist_phase(
-        cluster, args.duration, args.concurrency, names)
-    if profile:
-        with again("create", args.duration):
-            await bench_create.kubetwist_phase(cluster, args.duration, args.concurrency, names)
-
     cms = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
+    if args.load == "wrk":
+        # CREATE with generateName, as the issue measures it
+        body = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"generateName": "bench-"}, "data": {"key": "value"}}
+
+        def creates() -> float:
+            return wrk_rate(cluster.server.url + cms, args.duration, args.concurrency, "POST",
+                            body)
+
+        out["create"] = creates()
+        if profile:
+            with again("create", args.duration):
+                creates()
+    else:
+        out["create"], _ = await bench_create.kubetwist_phase(
+            cluster, args.duration, args.concurrency, names)
+        if profile:
+            with again("create", args.duration):
+                await bench_create.kubetwist_phase(cluster, args.duration, args.concurrency,
+                                                   names)
+
     await _request(cluster, "POST", cms, {"apiVersion": "v1", "kind": "ConfigMap",
                                           "metadata": {"name": "target"},
                                           "data": {"key": "value"}})
     code, expected = await _request(cluster, "GET", f"{cms}/target")
     url = f"{cluster.server.url}{cms}/target"
-    out["get"], _ = await bench_get.phase(url, cluster.client_ssl(), args.duration,
-                                          args.concurrency, expected, cluster.pids)
+
+    async def gets() -> float:
+        if args.load == "wrk":
+            return wrk_rate(url, args.duration, args.concurrency)
+        rate, _ = await bench_get.phase(url, cluster.client_ssl(), args.duration,
+                                        args.concurrency, expected, cluster.pids)
+        return rate
+
+    out["get"] = await gets()
     if profile:
         with again("get", args.duration):
-            await bench_get.phase(url, cluster.client_ssl(), args.duration, args.concurrency,
-                                  expected, cluster.pids)
+            await gets()
 
     # a namespace of exactly --objects ConfigMaps for the lists
     list_ns = f"{NAMESPACE}-list"
@@ -327,10 +402,17 @@ async def measure(cluster: Any, args: argparse.Namespace, pid: int,
     await bench_list.populate(cluster, args.objects)
     for metric, (query, accept) in LIST_QUERIES.items():
         path = f"/api/v1/namespaces/{list_ns}/configmaps{query}"
-        out[metric] = await _rate(cluster, path, accept, args.duration, args.list_concurrency)
+
+        async def lists(path: str = path, accept: str = accept) -> float:
+            if args.load == "wrk":
+                return wrk_rate(cluster.server.url + path, args.duration,
+                                args.list_concurrency, accept=accept)
+            return await _rate(cluster, path, accept, args.duration, args.list_concurrency)
+
+        out[metric] = await lists()
         if profile:
             with again(metric, args.duration):
-                await _rate(cluster, path, accept, args.duration, args.list_concurrency)
+                await lists()
 
     async def fan_out() -> float:
         code, body = await _request(cluster, "GET", f"{cms}/target")
@@ -361,8 +443,9 @@ async def measure(cluster: Any, args: argparse.Namespace, pid: int,
     return out
 
 
-def kubetwist_cluster(embedded: bool) -> Any:
-    """L{common.Cluster} on the upstream etcd binary, or on the embedded store."""
+def kubetwist_cluster(embedded: bool, extra_args: tuple[str, ...] = ()) -> Any:
+    """L{common.Cluster} on the upstream etcd binary, or on the embedded store, with more
+    C{kubeapi} flags."""
     from common import Cluster
 
     from tests.integration.harness import KubeAPIProcess
@@ -370,8 +453,10 @@ def kubetwist_cluster(embedded: bool) -> Any:
     if embedded:
         class Embedded(Cluster):
             def __enter__(self) -> Any:
-                self.server = KubeAPIProcess(etcd_url=None)
+                self.server = KubeAPIProcess(etcd_url=None, extra_args=extra_args)
+                start = time.monotonic()
                 self.server.start()
+                self.server_ready_in = time.monotonic() - start
                 return self
 
             def close(self) -> None:
@@ -384,7 +469,7 @@ def kubetwist_cluster(embedded: bool) -> Any:
                 return {"kubeapi": self.server.process.pid}
 
         return Embedded()
-    cluster = Cluster()
+    cluster = Cluster(extra_args)
     cluster.etcd.binary = upstream_etcd_binary()
     return cluster
 
@@ -399,11 +484,16 @@ def run(args: argparse.Namespace) -> Results:
     keep = tempfile.mkdtemp(prefix="kubetwist-compare-creds-")
     try:
         columns = [("etcd", False)] + ([("embedded", True)] if args.embedded else [])
+        tokens = os.path.join(keep, "tokens.csv")
+        with open(tokens, "w", encoding="utf-8") as f:
+            f.write(f'{TOKEN},bench-admin,bench-admin,"system:masters"\n')
+        extra = (f"--token-auth-file={tokens}",)
+        if args.workers is not None:
+            extra += (f"--workers={args.workers}",)
         for column, embedded in columns:
-            cluster = kubetwist_cluster(embedded)
-            start = time.monotonic()
+            cluster = kubetwist_cluster(embedded, extra)
             with cluster:
-                ready = time.monotonic() - start
+                ready = cluster.server_ready_in
                 server = cluster.server
                 for name, src in (("ca", server.ca_file), ("cert", server.admin_cert_file),
                                   ("key", server.admin_key_file)):

@@ -85,3 +85,28 @@ class CompareUpstreamTests(SynchronousTestCase):
         lines = self.m.table(results, self.m.parse_args([])).splitlines()
         self.assertEqual(lines[1], "| --- | --- | --- | --- |")
         self.assertIn("| GET one ConfigMap, 32 concurrent | 100/s | 50/s | 0.50× |", lines)
+
+
+class ParseWrkTests(SynchronousTestCase):
+    REPORT = """Running 10s test @ https://127.0.0.1:1/api/v1/namespaces
+  2 threads and 32 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency    10.00ms    1.00ms  20.00ms   90.00%
+  1000 requests in 10.00s, 1.00MB read
+Requests/sec:    100.50
+Transfer/sec:    102.40KB
+"""
+
+    def test_rate(self) -> None:
+        """The C{Requests/sec} figure."""
+        self.assertEqual(load().parse_wrk(self.REPORT), 100.5)
+
+    def test_failures_refused(self) -> None:
+        """Non-2xx answers or socket errors make the run fail, not a rate."""
+        module = load()
+        for extra in ("  Non-2xx or 3xx responses: 3\n",
+                      "  Socket errors: connect 0, read 1, write 0, timeout 0\n"):
+            with self.assertRaises(RuntimeError):
+                module.parse_wrk(self.REPORT + extra)
+        with self.assertRaises(RuntimeError):
+            module.parse_wrk("nothing")
