@@ -9,6 +9,7 @@ Small ObjectMeta helpers: UIDs (C{k8s.io/apimachinery/pkg/util/uuid}), RFC 3339 
 from __future__ import annotations
 
 import datetime
+import functools
 import random
 import re
 import uuid
@@ -51,9 +52,12 @@ _rfc3339_re = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=16384)
 def parse_rfc3339(ts: str) -> float:
     """
-    POSIX seconds of an RFC 3339 timestamp (Go's C{time.RFC3339} layout).
+    POSIX seconds of an RFC 3339 timestamp (Go's C{time.RFC3339} layout).  Answers are
+    remembered (16,384 timestamps at most): tables and printers parse every listed object's
+    C{creationTimestamp} on each request.
 
     @raise ValueError: when C{ts} does not parse.
     """

@@ -241,7 +241,11 @@ class ResourceHandlers:
             head, tail = codec.list_envelope(lst)
             write_body(request, 200, b"".join((head, b",".join(items), tail)), codec.JSON)
             return
-        lst = await self.store.list(namespace, options)
+        if out.kind in ("table", "partiallist") and type(self.store).list is Store.list:
+            # rendered, never changed: the watch cache's objects need no copies
+            lst = await self.store.list(namespace, options, shared=True)
+        else:
+            lst = await self.store.list(namespace, options)
         self._respond_list(request, lst, out)
 
     def _writes_encoded_list(self, request: Any, out: Output) -> bool:

@@ -31,7 +31,7 @@ from kubetwist.registry.rest import (
     ResourceSpec,
     Strategy,
 )
-from kubetwist.runtime import errors
+from kubetwist.runtime import codec, errors
 from kubetwist.runtime import field as fielderr
 from kubetwist.storage import interfaces as st
 from kubetwist.storage import metrics as storage_metrics
@@ -228,13 +228,15 @@ class Store:
             raise interpret_storage_error(e, self.spec, name) from None
         return self._typed(obj)
 
-    async def list(self, namespace: str, options: ListOptions) -> dict:
+    async def list(self, namespace: str, options: ListOptions, shared: bool = False) -> dict:
         """
         Fire with a C{<Kind>List}: C{{"kind", "apiVersion", "metadata": {"resourceVersion",
         "continue"?, "remainingItemCount"?}, "items": [...]}}; items carry no kind/apiVersion,
-        as upstream's typed lists.
+        as upstream's typed lists.  C{shared}: the caller only reads the items (it renders
+        them), so their values may be the watch cache's own (each item is a new top-level
+        dict; nothing below it may be changed).
         """
-        result = await self._get_list(namespace, options, None)
+        result = await self._get_list(namespace, options, shared=shared)
         items = [self._list_item(item) for item in result.items]
         return self._list_object(result, items)
 
@@ -257,19 +259,20 @@ class Store:
         def encode(obj: dict) -> bytes:
             return encode_item(self._list_item(obj))
 
-        result = await self._get_list(namespace, options, encode)
+        result = await self._get_list(namespace, options, encode=encode)
         return self._list_object(result, []), result.encoded or []
 
     def _item_encoder(self) -> Any:
         encoder = self.__dict__.get("_encoder")
         if encoder is None:
-            from kubetwist.runtime import codec
-
             encoder = self._encoder = codec.list_item_encoder(self.spec.api_version,
                                                               self.spec.list_kind)
         return encoder
 
-    async def _get_list(self, namespace: str, options: ListOptions, encode: Any) -> Any:
+    async def _get_list(self, namespace: str, options: ListOptions, *, shared: bool = False,
+                        encode: Any = None) -> Any:
+        """The storage's L{st.ListResult}: copies, the cache's own objects (C{shared}), or
+        with C{encoded} filled by C{encode} (C{item -> bytes})."""
         args = dict(
             recursive=True,
             resource_version=options.resource_version,
@@ -279,6 +282,8 @@ class Store:
             predicate=options.predicate,
         )
         try:
+            if shared and self.serves_encoded_lists():
+                return await self.storage.get_list_shared(self.prefix(namespace), **args)
             if encode is None:
                 return await self.storage.get_list(self.prefix(namespace), **args)
             if not self.serves_encoded_lists():

@@ -501,6 +501,23 @@ class Cacher:
 
         return Deferred.fromCoroutine(run())
 
+    def get_list_shared(self, key: str, recursive: bool = True, resource_version: str = "",
+                        resource_version_match: str = "", limit: int = 0,
+                        continue_token: str = "",
+                        predicate: SelectionPredicate = EVERYTHING) -> Deferred:
+        """
+        L{get_list} for a consumer that only reads the items (a Table, metadata-only lists):
+        the cache's own objects, not copies; they must not be changed.
+        """
+        async def run() -> ListResult:
+            result, _ = await self._get_list(
+                key, recursive, resource_version, resource_version_match, limit,
+                continue_token, predicate,
+            )
+            return result
+
+        return Deferred.fromCoroutine(run())
+
     def get_list_encoded(self, key: str, flavor: Any, encode: Any, recursive: bool = True,
                          resource_version: str = "", resource_version_match: str = "",
                          limit: int = 0, continue_token: str = "",
