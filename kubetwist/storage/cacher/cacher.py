@@ -538,9 +538,15 @@ class Cacher:
             if cache is None:
                 result.encoded = [encode(obj) for obj in result.items]
             else:
-                item = cache.encoded_item
-                result.encoded = [item(k, obj, flavor, encode)
-                                  for k, obj in zip(result.keys, result.items, strict=True)]
+                memo = cache.encoded
+                encoded = []
+                for k, obj in zip(result.keys, result.items, strict=True):
+                    entry = memo.get(k)
+                    data = entry[1].get(flavor) if entry is not None and entry[0] is obj \
+                        else None
+                    encoded.append(data if data is not None
+                                   else cache.encoded_item(k, obj, flavor, encode))
+                result.encoded = encoded
             return result
 
         return Deferred.fromCoroutine(run())
@@ -583,15 +589,21 @@ class Cacher:
         last_key = ""
         has_more = False
         objects = cache.objects
-        for i, k in enumerate(keys):
-            obj = objects[k]
-            if predicate.matches(obj):
-                items.append(obj)
-                item_keys.append(k)
-                last_key = k
-            if limit and len(items) >= limit:
-                has_more = i < len(keys) - 1
-                break
+        if predicate.empty():
+            item_keys = keys[:limit] if limit else keys
+            items = [objects[k] for k in item_keys]
+            has_more = bool(limit) and len(keys) > limit
+            last_key = item_keys[-1] if item_keys else ""
+        else:
+            for i, k in enumerate(keys):
+                obj = objects[k]
+                if predicate.matches(obj):
+                    items.append(obj)
+                    item_keys.append(k)
+                    last_key = k
+                if limit and len(items) >= limit:
+                    has_more = i < len(keys) - 1
+                    break
         token = ""
         remaining: int | None = None
         if has_more:
