@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from kubetwist.registry.rest import TableConvertor
+from kubetwist.runtime import codec
 
 #: Upstream C{DefaultTableConvertor} columns.
 DEFAULT_COLUMNS = [
@@ -87,13 +88,14 @@ def to_table(
     rows = []
     for obj in objects:
         row: dict[str, Any] = {"cells": conv.row(obj)}
+        # a row's object is a RawExtension holding the typed object: Go's field order
         if include_object == "Object":
             full = dict(obj)
             if api_version and "apiVersion" not in full:
                 full = {"apiVersion": api_version, "kind": kind, **full}
-            row["object"] = full
+            row["object"] = codec.go_order(full)
         elif include_object != "None":
-            row["object"] = partial_object_metadata(obj, version)
+            row["object"] = codec.go_order(partial_object_metadata(obj, version))
         else:
             row["object"] = None  # a RawExtension is a struct: Go's omitempty keeps it, as null
         rows.append(row)

@@ -386,14 +386,21 @@ def list_item_encoder(api_version: str, list_kind: str) -> Callable[[dict], byte
     return lambda item: go_escape(orjson.dumps(_message(item_type, item)))
 
 
-def list_envelope(lst: dict) -> tuple[bytes, bytes]:
+def encode_raw(value: Any) -> bytes:
+    """C{value} as Go writes an untyped value (C{interface{}}, C{RawExtension}) inside a
+    larger body: L{go_order}, compact, HTML characters escaped, no newline."""
+    return go_escape(orjson.dumps(go_order(value)))
+
+
+def list_envelope(lst: dict, field: str = "items") -> tuple[bytes, bytes]:
     """
-    The bytes of C{lst} (a list object, its C{items} ignored) before and after its items, as
-    L{encode_json_stream}C{(go_order(lst))} writes them: C{head + b",".join(items) + tail} is
-    the whole JSON body (newline included) when each item is L{list_item_encoder}'s bytes.
+    The bytes of C{lst} (a list object, its C{field} ignored: C{items}, a Table's C{rows})
+    before and after the elements of C{field}, as L{encode_json_stream}C{(go_order(lst))}
+    writes them: C{head + b",".join(items) + tail} is the whole JSON body (newline
+    included) when each item is L{list_item_encoder}'s bytes.
     """
     placeholder = dict(lst)
-    placeholder["items"] = [_ITEMS_PLACEHOLDER]
+    placeholder[field] = [_ITEMS_PLACEHOLDER]
     body = encode_json_stream(go_order(placeholder))
     marker = orjson.dumps(_ITEMS_PLACEHOLDER)
     head, _, tail = body.partition(marker)

@@ -49,33 +49,59 @@ class EncodedListHandlerTests(KubeTestCase):
                              "annotations": {"html": "<a href='x'>&</a>"}},
                 "data": {"k": f"v{i}", "a": "\u2029"}, "binaryData": {"b": "AAE="}})
             self.assertEqual(code, 201)
+        code, _, _ = self.request("POST", "/api/v1/namespaces/enc/pods", {
+            "metadata": {"name": "p", "labels": {"a": "b"}},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+        self.assertEqual(code, 201)
         self.fast_calls: list[Any] = []
         original = Store.list_encoded
 
-        async def spy(store: Store, namespace: str, options: Any) -> Any:
+        async def spy(store: Store, namespace: str, options: Any, *args: Any) -> Any:
             self.fast_calls.append(namespace)
-            return await original(store, namespace, options)
+            return await original(store, namespace, options, *args)
 
         self.patch(Store, "list_encoded", spy)
 
     def raw(self, path: str, headers: dict | None = None) -> bytes:
         code, _, response = self.request("GET", path, headers=headers)
         self.assertEqual(code, 200)
+        self.content_types.append(response.headers.getRawHeaders("Content-Type"))
         return self.successResultOf(response.content())
 
-    def both(self, path: str) -> tuple[bytes, bytes]:
+    content_types: list = []
+
+    def both(self, path: str, headers: dict | None = None) -> tuple[bytes, bytes]:
         """The body through the encoded items, then through the whole-list encoder."""
         self.fast_calls.clear()
-        fast = self.raw(path)
+        self.content_types = []
+        fast = self.raw(path, headers)
         self.assertEqual(len(self.fast_calls), 1, path)
-        original = ResourceHandlers._writes_encoded_list
+        originals = (ResourceHandlers._writes_encoded_list,
+                     ResourceHandlers._writes_encoded_table)
         ResourceHandlers._writes_encoded_list = lambda *a: False
+        ResourceHandlers._writes_encoded_table = lambda *a: False
         try:
-            slow = self.raw(path)
+            slow = self.raw(path, headers)
         finally:
-            ResourceHandlers._writes_encoded_list = original
+            (ResourceHandlers._writes_encoded_list,
+             ResourceHandlers._writes_encoded_table) = originals
         self.assertEqual(len(self.fast_calls), 1)
+        self.assertEqual(self.content_types[0], self.content_types[1])
         return fast, slow
+
+    def test_tables(self) -> None:
+        """A Table with the objects' metadata (kubectl's request): the same body from
+        encoded rows, twice (the second from the remembered encodings), for ConfigMaps,
+        Pods and Namespaces, paged too."""
+        table = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}
+        for path in ["/api/v1/namespaces/enc/configmaps", "/api/v1/namespaces/enc/pods",
+                     "/api/v1/namespaces", "/api/v1/configmaps?limit=2",
+                     "/api/v1/namespaces/enc/configmaps?resourceVersion=0&labelSelector=i%3D0"]:
+            for _ in range(2):
+                with self.subTest(path=path):
+                    fast, slow = self.both(path, table)
+                    self.assertEqual(fast, slow)
+                    self.assertIn(b'"kind":"Table"', fast)
 
     def test_same_bytes(self) -> None:
         """Cached (C{resourceVersion=0}), consistent, selected, paged and empty lists: the
@@ -99,11 +125,15 @@ class EncodedListHandlerTests(KubeTestCase):
         self.assertEqual(fast, slow)
 
     def test_whole_object_forms(self) -> None:
-        """Pretty output, a Table, YAML and metadata-only lists do not take the encoded
-        path."""
+        """Pretty output, a Table with whole objects or none, YAML and metadata-only lists
+        do not take the encoded path."""
         for path, headers in [
             ("/api/v1/namespaces/enc/configmaps?pretty=true", None),
-            ("/api/v1/namespaces/enc/configmaps",
+            ("/api/v1/namespaces/enc/configmaps?includeObject=Object",
+             {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}),
+            ("/api/v1/namespaces/enc/configmaps?includeObject=None",
+             {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}),
+            ("/api/v1/namespaces/enc/configmaps?pretty=1",
              {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}),
             ("/api/v1/namespaces/enc/configmaps", {"Accept": "application/yaml"}),
             ("/api/v1/namespaces/enc/configmaps",

@@ -237,9 +237,12 @@ class ResourceHandlers:
         out = self.negotiate(request, collection=True)
         options = opts.list_options(q, self.store.strategy)
         if self._writes_encoded_list(request, out):
-            lst, items = await self.store.list_encoded(namespace, options)
+            lst, items, _ = await self.store.list_encoded(namespace, options)
             head, tail = codec.list_envelope(lst)
             write_body(request, 200, b"".join((head, b",".join(items), tail)), codec.JSON)
+            return
+        if self._writes_encoded_table(request, out):
+            await self._encoded_table(request, namespace, options, out)
             return
         if out.kind in ("table", "partiallist") and type(self.store).list is Store.list:
             # rendered, never changed: the watch cache's objects need no copies
@@ -261,6 +264,50 @@ class ResourceHandlers:
                 and type(self.store).list is Store.list
                 and self.store.serves_encoded_lists()
                 and not audit_event.wants_response_object(request))
+
+    def _writes_encoded_table(self, request: Any, out: Output) -> bool:
+        """
+        Whether a list as a C{Table} is written from encoded rows (L{_encoded_table}): JSON,
+        not pretty, rows with their objects' metadata (C{includeObject=Metadata}, the
+        default, what kubectl asks), in storage order, under the conditions of
+        L{_writes_encoded_list}.
+        """
+        conv = self.store.strategy.table or tablelib.DEFAULT_TABLE
+        return (out.kind == "table" and out.media == codec.JSON
+                and not is_pretty(request)
+                and opts.first(_query(request), "includeObject", "Metadata") == "Metadata"
+                and conv.order is None
+                and type(self.store).list is Store.list
+                and self.store.serves_encoded_lists()
+                and not audit_event.wants_response_object(request))
+
+    async def _encoded_table(self, request: Any, namespace: str, options: Any,
+                             out: Output) -> None:
+        """
+        Write the list as a C{Table} whose rows are C{{"cells": [...], "object": <the
+        item's PartialObjectMetadata>}}: each object's metadata encoded once per change
+        (L{Store.list_encoded}), the cells (ages change with time) computed per request; the
+        same bytes as L{_respond_list}'s.
+        """
+        version = out.version
+
+        def encode_metadata(item: dict) -> bytes:
+            return codec.encode_raw(tablelib.partial_object_metadata(item, version))
+
+        lst, encoded, objects = await self.store.list_encoded(
+            namespace, options, ("table-row-metadata", version), encode_metadata)
+        check_transform(out, lst, True, self.spec.group, lst.get("kind") or
+                        self.spec.kind + "List", self._custom_resource())
+        table = tablelib.to_table([], self.store.strategy.table, lst["metadata"], "Metadata",
+                                  version)
+        row = (self.store.strategy.table or tablelib.DEFAULT_TABLE).row
+        list_item = self.store._list_item
+        rows = [b"".join((b'{"cells":', codec.encode_raw(row(list_item(obj))), b',"object":',
+                          meta, b"}"))
+                for obj, meta in zip(objects, encoded, strict=True)]
+        head, tail = codec.list_envelope(table, "rows")
+        write_body(request, 200, b"".join((head, b",".join(rows), tail)),
+                   out.content_type or codec.JSON)
 
     def _respond_list(self, request: Any, lst: dict, out: Output) -> None:
         """Write a list in the negotiated form (upstream C{transformResponseObject}).

@@ -242,25 +242,32 @@ class Store:
 
     def serves_encoded_lists(self) -> bool:
         """Whether L{list_encoded} reuses encodings (the storage is the watch cache)."""
-        return getattr(self.storage, "shares_objects", False)
+        # the storage's own class: a wrapper that converts (and forwards other attributes to
+        # the Cacher it wraps) must not be bypassed
+        return getattr(type(self.storage), "shares_objects", False)
 
-    async def list_encoded(self, namespace: str, options: ListOptions) -> tuple[dict, list[bytes]]:
+    async def list_encoded(self, namespace: str, options: ListOptions, flavor: Any = None,
+                           encode_item: Optional[Callable[[dict], bytes]] = None,
+                           ) -> tuple[dict, list[bytes], list[dict]]:
         """
-        L{list} for a JSON response written as it is: fire with C{(list, items)} where
-        C{list} is the list object with an empty C{items} (its envelope) and C{items} the
-        bytes of each item as Go's encoder writes it inside the list
-        (L{codec.list_item_encoder}); the body is C{codec.list_envelope(list)} joined around
-        C{b",".join(items)}.  From the watch cache each object is encoded once per Store and
-        reused by every list until it changes (upstream's serialization cache); no object
-        is copied.
+        L{list} for a response written from per-item bytes: fire with C{(list, encoded,
+        items)} where C{list} is the list object with an empty C{items} (its envelope),
+        C{items} the stored objects (read-only: they may be the watch cache's own; L{list}
+        would give C{_list_item(obj)} of each), and C{encoded} the bytes of each item: by
+        default as Go's encoder writes it inside the list (L{codec.list_item_encoder}), so
+        that the body is C{codec.list_envelope(list)} joined around C{b",".join(encoded)}; or
+        C{encode_item(item)} for another output (a Table row's object), named by C{flavor}
+        (hashable).  From the watch cache each object is encoded once per Store and flavor
+        and reused by every list until it changes (upstream's serialization cache).
         """
-        encode_item = self._item_encoder()
+        encode_item = encode_item or self._item_encoder()
+        key = self if flavor is None else (self, flavor)
 
         def encode(obj: dict) -> bytes:
             return encode_item(self._list_item(obj))
 
-        result = await self._get_list(namespace, options, encode=encode)
-        return self._list_object(result, []), result.encoded or []
+        result = await self._get_list(namespace, options, encode=encode, flavor=key)
+        return self._list_object(result, []), result.encoded or [], result.items
 
     def _item_encoder(self) -> Any:
         encoder = self.__dict__.get("_encoder")
@@ -270,7 +277,7 @@ class Store:
         return encoder
 
     async def _get_list(self, namespace: str, options: ListOptions, *, shared: bool = False,
-                        encode: Any = None) -> Any:
+                        encode: Any = None, flavor: Any = None) -> Any:
         """The storage's L{st.ListResult}: copies, the cache's own objects (C{shared}), or
         with C{encoded} filled by C{encode} (C{item -> bytes})."""
         args = dict(
@@ -290,8 +297,8 @@ class Store:
                 result = await self.storage.get_list(self.prefix(namespace), **args)
                 result.encoded = [encode(item) for item in result.items]
                 return result
-            return await self.storage.get_list_encoded(self.prefix(namespace), self, encode,
-                                                       **args)
+            return await self.storage.get_list_encoded(self.prefix(namespace),
+                                                       flavor or self, encode, **args)
         except Exception as e:
             raise interpret_storage_error(e, self.spec, "") from None
 
@@ -330,7 +337,7 @@ class Store:
             extra = {"allow_watch_bookmarks": options.allow_watch_bookmarks,
                      "send_initial_events": options.send_initial_events,
                      "timeout": timeout}
-            if share_objects and getattr(self.storage, "shares_objects", False):
+            if share_objects and self.serves_encoded_lists():
                 extra["share_objects"] = True
         if options.name:
             return self.storage.watch(
