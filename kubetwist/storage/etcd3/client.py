@@ -197,7 +197,7 @@ class GatewayClient:
         """
         endpoint = self._endpoints.get(base)
         if endpoint is None:
-            endpoint = self._endpoints[base] = _Endpoint(self, base)
+            endpoint = self.endpoint_for(base)
         data = endpoint.request_bytes(path, body)
         connection = endpoint.idle_connection(stale_check=not idempotent)
         if connection is None:
@@ -206,6 +206,18 @@ class GatewayClient:
         if idempotent:
             d.addErrback(_retry_fresh, endpoint, data)
         return d
+
+    def endpoint_for(self, base: str) -> _Endpoint:
+        """
+        The connections and request templates of C{base} (made on first use).  Its
+        C{endpoint} attribute is the C{IStreamClientEndpoint} new connections come from.
+
+        @raise ValueError: C{base} is not an C{http://} or C{https://} URL with a host.
+        """
+        endpoint = self._endpoints.get(base)
+        if endpoint is None:
+            endpoint = self._endpoints[base] = _Endpoint(self, base)
+        return endpoint
 
     # -- the watch stream -----------------------------------------------------------------------
     def treq(self) -> HTTPClient:
@@ -255,13 +267,11 @@ def _send(connection: _Connection, data: bytes) -> Deferred:
     return connection.send(data)
 
 
-def _retry_fresh(failure: Failure, endpoint: _Endpoint, data: bytes) -> Deferred:
-    failure.trap(_StaleConnection)
+def _retry_fresh(failure: Failure, endpoint: _Endpoint, data: bytes) -> Any:
+    """Send C{data} again on a new connection when a reused one was found closed."""
+    if not getattr(failure.value, "stale", False):
+        return failure
     return endpoint.connect().addCallback(_send, data)
-
-
-class _StaleConnection(ResponseNeverReceived):
-    """A reused connection ended before any byte of the answer (see L{GatewayClient})."""
 
 
 class _Endpoint:
@@ -402,10 +412,11 @@ class _Connection(Protocol):
         """Close politely; fires when the connection is gone."""
         if self.lost:
             return succeed(None)
-        if self._closing is None:
-            self._closing = Deferred()
+        closing = self._closing
+        if closing is None:
+            closing = self._closing = Deferred()
             self.transport.loseConnection()
-        return self._closing
+        return closing
 
     def peer_closed(self) -> bool:
         """
@@ -623,8 +634,10 @@ class _Connection(Protocol):
             if state == _TO_EOF and reason is not None and reason.check(ConnectionDone):
                 d.callback((self._code, b"".join(self._parts)))
             elif not self._received:
-                kind = _StaleConnection if self.served else ResponseNeverReceived
-                d.errback(Failure(kind([reason])))
+                error = ResponseNeverReceived([reason])
+                # a reused connection ended unanswered: the server closed it while idle
+                error.stale = self.served > 0
+                d.errback(Failure(error))
             else:
                 d.errback(Failure(ResponseFailed([reason])))
         if closing is not None:
