@@ -422,6 +422,28 @@ class StoreMappingTests(ClientTestBase):
         self.assertEqual(self.fake.last()[1].value().count(b"POST /v3/kv/txn"), 1)
         self.assertEqual(len(self.fake.connections), 1)
 
+    def test_txn_lost_not_sent_to_next_endpoint(self):
+        """
+        A txn whose connection died after it was written is not tried on the next member
+        (it may have been applied); a refused connect is, and a read always is.
+        """
+        other = "http://other.example:2379"
+        second = FakeEndpoint()
+        self.client.endpoint_for(other).endpoint = second
+        store = Etcd3Storage(self.clock, self.client, [BASE, other])
+        d = store.create("/registry/pods/ns/a", pod("a"))
+        self.fake.last()[1].loseConnection()
+        self.failureResultOf(d, UnreachableError)
+        self.assertEqual(second.connections, [])
+        d = store.get("/registry/pods/ns/a", ignore_not_found=True)
+        self.fake.last()[1].loseConnection()
+        second.last()[0].dataReceived(answer(orjson.dumps({"header": {"revision": "3"}})))
+        self.assertIsNone(self.successResultOf(d))
+        self.fake.refuse = True
+        store._current = 0
+        d = store.create("/registry/pods/ns/a", pod("a"))
+        self.assertIn(b"/v3/kv/txn", second.last()[1].value())
+
     def test_oversized_is_resource_exhausted(self):
         """An oversized answer is EtcdError code 8 (gRPC ResourceExhausted), as clientv3."""
         self.client.max_response_bytes = 10

@@ -19,7 +19,8 @@ C{{"result": WatchResponse}}; stopping the watch aborts that HTTP connection.
 
 Faults, as etcd's C{clientv3} behaves under upstream's store: every unary call has a short
 deadline (C{request_timeout}) and is tried on each endpoint in turn (the one that answered is
-preferred afterwards); when none answers the call fails with L{UnreachableError} (the API's 503).
+preferred afterwards; a change only while it was certainly not sent, so no txn is applied
+twice); when none answers the call fails with L{UnreachableError} (the API's 503).
 An established watch survives an etcd outage: it reconnects with exponential backoff on the
 injected clock and resumes from the revision after the last one it delivered (or the last
 progress notification), so no event is lost or repeated; only a compacted gap ends it, with the
@@ -87,6 +88,11 @@ _CONNECTION_ERRORS = (
     webclient.ResponseFailed,
     webclient.RequestTransmissionFailed,
 )
+
+#: Failures after which a request certainly never reached etcd: only then is a change (a txn,
+#: a compaction) tried on the next endpoint, as C{clientv3}'s retry interceptor does
+#: (C{isSafeRetryMutableRPC}); reads are tried on every endpoint.
+_NOT_SENT_ERRORS = (ierror.ConnectError, ierror.DNSLookupError)
 
 _COMPACTED = "required revision has been compacted"
 _FUTURE = "required revision is a future revision"
@@ -206,7 +212,8 @@ class Etcd3Storage(KVStorageBase):
         @param retry_unavailable: also try the next endpoint when etcd answers C{Unavailable}
             or C{DeadlineExceeded} (only for calls that change nothing, as etcd's client);
             such a call is also sent again when a reused connection turns out closed.
-        @raise UnreachableError: no endpoint answered in time.
+        @raise UnreachableError: no endpoint answered in time (a change is tried on the next
+            endpoint only when it was certainly not sent: a refused or failed connect).
         @raise EtcdError: etcd answered with an error.
         """
         data = orjson.dumps(body)
@@ -222,7 +229,10 @@ class Etcd3Storage(KVStorageBase):
                 code, content = await attempt
             except _CONNECTION_ERRORS as e:
                 last = e
-                continue
+                if retry_unavailable or isinstance(e, _NOT_SENT_ERRORS):
+                    continue
+                # a change that may have reached etcd is not sent to another member
+                break
             except ResponseTooLarge as e:
                 raise EtcdError(8, str(e)) from None
             try:
