@@ -30,7 +30,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from common import ROOT, machine  # noqa: F401  (puts the repository on sys.path)
+from common import ROOT, cpu_seconds, machine  # noqa: F401  (puts the repository on sys.path)
 from treq.client import HTTPClient
 from twisted.internet import defer, reactor, task
 from twisted.internet.threads import deferToThread
@@ -61,8 +61,15 @@ def treq_client() -> tuple[HTTPClient, HTTPConnectionPool]:
     return HTTPClient(Agent(reactor, pool=pool)), pool
 
 
+#: etcd's process id, for its CPU per call
+ETCD_PID = 0
+
+
 async def run_phase(call, concurrency: int, duration: float) -> dict:
-    """C{concurrency} loops of C{await call()} for C{duration} seconds."""
+    """
+    C{concurrency} loops of C{await call()} for C{duration} seconds: calls, calls/s, this
+    process's CPU per call and etcd's (microseconds), this process's CPU share of wall time.
+    """
     stop_at = time.monotonic() + duration
     calls = 0
 
@@ -72,12 +79,14 @@ async def run_phase(call, concurrency: int, duration: float) -> dict:
             await call()
             calls += 1
 
+    etcd0 = cpu_seconds(ETCD_PID)
     cpu0, wall0 = time.process_time(), time.monotonic()
     await defer.gatherResults([defer.Deferred.fromCoroutine(loop())
                                for _ in range(concurrency)])
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+    etcd = cpu_seconds(ETCD_PID) - etcd0
     return {"calls": calls, "per_s": calls / wall, "cpu_us_per_call": 1e6 * cpu / calls,
-            "cpu_share": cpu / wall}
+            "etcd_cpu_us_per_call": 1e6 * etcd / calls, "cpu_share": cpu / wall}
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -85,6 +94,8 @@ async def main(args: argparse.Namespace) -> None:
     etcd.client_port, etcd.peer_port = args.base_port, args.base_port + 1
     etcd.url = f"http://127.0.0.1:{etcd.client_port}"
     etcd.start()
+    global ETCD_PID
+    ETCD_PID = etcd.process.pid
     try:
         await measure(args, etcd.url)
     finally:
@@ -128,7 +139,8 @@ async def measure(args: argparse.Namespace, url: str) -> None:
                 label = f"{level}/{name}/c{concurrency}"
                 print(f"{label:28s} {result['per_s']:9.0f} calls/s "
                       f"{result['cpu_us_per_call']:7.1f} us CPU/call "
-                      f"(CPU {100 * result['cpu_share']:.0f}% of wall)", flush=True)
+                      f"(etcd {result['etcd_cpu_us_per_call']:6.1f} us; "
+                      f"CPU {100 * result['cpu_share']:.0f}% of wall)", flush=True)
                 if label not in best or result["per_s"] > best[label]["per_s"]:
                     best[label] = result
     print("\nbest rounds:")
@@ -138,7 +150,9 @@ async def measure(args: argparse.Namespace, url: str) -> None:
             print(f"{level:5s} c={concurrency:2d}: treq {t['per_s']:6.0f}/s "
                   f"{t['cpu_us_per_call']:6.1f} us  lean {n['per_s']:6.0f}/s "
                   f"{n['cpu_us_per_call']:6.1f} us  rate x{n['per_s'] / t['per_s']:.2f} "
-                  f"CPU/call x{n['cpu_us_per_call'] / t['cpu_us_per_call']:.2f}")
+                  f"CPU/call x{n['cpu_us_per_call'] / t['cpu_us_per_call']:.2f} "
+                  f"(etcd {t['etcd_cpu_us_per_call']:.0f} / "
+                  f"{n['etcd_cpu_us_per_call']:.0f} us)")
         hop = best[f"hop/deferToThread/c{concurrency}"]
         print(f"deferToThread(no-op) c={concurrency:2d}: {hop['per_s']:6.0f}/s "
               f"{hop['cpu_us_per_call']:6.1f} us CPU/call")
@@ -152,6 +166,7 @@ async def measure(args: argparse.Namespace, url: str) -> None:
         script = str(Path(__file__).with_name("bench_etcd_grpc.py"))
         out = subprocess.run(
             [args.grpc_python, script, "--endpoint", url.removeprefix("http://"),
+             "--etcd-pid", str(ETCD_PID),
              "--duration", str(args.duration), "--rounds", str(args.rounds)],
             capture_output=True, text=True, check=True).stdout
         print(out, end="", flush=True)
