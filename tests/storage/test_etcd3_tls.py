@@ -168,6 +168,19 @@ class Etcd3TLSTests(TestCase):
             self.assertEqual(await store.get(f"/registry/pods/keep/{name}"), created)
         self.assertEqual(len(connects), 1)
 
+    async def test_restart_under_kept_connection(self):
+        """
+        etcd restarted while a TLS connection is kept: the next write sees etcd's close on
+        the socket before writing and goes over a new connection (a new handshake).
+        """
+        store = self.store(self.pki.ca_file, *self.client_cert)
+        await store.create("/registry/pods/restart/a", pod("a"))
+        self.assertEqual(store._client.connection_count(), 1)
+        self.etcd.halt()
+        self.etcd.start()
+        created = await store.create("/registry/pods/restart/b", pod("b"))
+        self.assertEqual(await store.get("/registry/pods/restart/b"), created)
+
     async def test_by_host_name(self):
         """The server's DNS name is checked too (C{https://localhost:port})."""
         store = self.store(self.pki.ca_file, *self.client_cert,

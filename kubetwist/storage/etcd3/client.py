@@ -151,8 +151,9 @@ class GatewayClient:
     before any byte of the answer arrived (the server closed it while idle), an C{idempotent}
     call (a read) is sent once more on a new connection; any other call (a txn, a delete,
     a compaction) fails, since etcd may have applied it.  Before a non-idempotent call is
-    written on a reused plain-TCP connection the socket is checked, without blocking, for a
-    close that the reactor has not read yet; such a connection is dropped and a new one used.
+    written on a reused connection its socket is peeked, without blocking, for a close (or,
+    under TLS, any record) that the reactor has not read yet; such a connection is dropped and
+    a new one used.
 
     @param reactor: C{IReactorTCP} and C{IReactorTime}.
     @param tls: the C{IPolicyForHTTPS} for C{https://} endpoints (L{tls_policy}).
@@ -421,10 +422,17 @@ class _Connection(Protocol):
     def peer_closed(self) -> bool:
         """
         Whether the socket already has an end of stream (or any byte, which an idle HTTP/1.1
-        connection must not have) the reactor has not read yet; plain TCP only.
+        connection must not have; under TLS, etcd's close_notify before its FIN) the reactor
+        has not read yet.  C{False} when no socket is found under the transport.
         """
-        handle = getattr(self.transport, "getHandle", None)
-        sock = handle() if handle is not None else None
+        sock = None
+        transport = self.transport
+        for _ in range(3):  # TCP, or TLS over TCP
+            handle = getattr(transport, "getHandle", None)
+            sock = handle() if handle is not None else None
+            if isinstance(sock, socket.socket):
+                break
+            transport = getattr(transport, "transport", None)
         if not isinstance(sock, socket.socket):
             return False
         try:
