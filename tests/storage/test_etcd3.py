@@ -20,13 +20,12 @@ import time
 import urllib.error
 import urllib.request
 
-from treq.client import HTTPClient
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 from twisted.trial.unittest import TestCase
-from twisted.web.client import Agent, HTTPConnectionPool
 
-from kubetwist.storage.etcd3 import Etcd3Storage
+from kubetwist.storage.etcd3 import Etcd3Storage, new_etcd_client
+from kubetwist.storage.etcd3.client import GatewayClient
 from kubetwist.storage.interfaces import UnreachableError
 from tests.storage.contract import StorageContractMixin, pod
 from tests.support import die_with_parent
@@ -165,12 +164,12 @@ class EtcdTestMixin:
         self.addCleanup(self._release)  # registered first, so it runs last
         self.prefix = f"/t{next(_prefixes)}/registry"
 
-    def client(self) -> HTTPClient:
-        pool = HTTPConnectionPool(reactor, persistent=True)
+    def client(self) -> GatewayClient:
+        client, pool = new_etcd_client(reactor)
         self.addCleanup(pool.closeCachedConnections)
-        return HTTPClient(Agent(reactor, pool=pool))
+        return client
 
-    def new_store(self, client: HTTPClient, endpoints: list[str] | None = None,
+    def new_store(self, client: GatewayClient, endpoints: list[str] | None = None,
                   prefix: str | None = None, **kwargs) -> Etcd3Storage:
         store = Etcd3Storage(reactor, client, endpoints or [self.etcd.url],
                              prefix=prefix or self.prefix, **kwargs)

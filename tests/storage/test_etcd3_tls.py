@@ -155,6 +155,32 @@ class Etcd3TLSTests(TestCase):
         await store.check_health()
         watch.stop()
 
+    async def test_kept_alive_over_tls(self):
+        """Sequential calls share one verified TLS connection (one handshake)."""
+        store = self.store(self.pki.ca_file, *self.client_cert)
+        endpoint = store._client.endpoint_for(self.etcd.url)
+        connects = []
+        real = endpoint.endpoint
+        endpoint.endpoint = type("Counting", (), {
+            "connect": lambda _, factory: connects.append(1) or real.connect(factory)})()
+        for name in ("ka", "kb", "kc"):
+            created = await store.create(f"/registry/pods/keep/{name}", pod(name))
+            self.assertEqual(await store.get(f"/registry/pods/keep/{name}"), created)
+        self.assertEqual(len(connects), 1)
+
+    async def test_restart_under_kept_connection(self):
+        """
+        etcd restarted while a TLS connection is kept: the next write sees etcd's close on
+        the socket before writing and goes over a new connection (a new handshake).
+        """
+        store = self.store(self.pki.ca_file, *self.client_cert)
+        await store.create("/registry/pods/restart/a", pod("a"))
+        self.assertEqual(store._client.connection_count(), 1)
+        self.etcd.halt()
+        self.etcd.start()
+        created = await store.create("/registry/pods/restart/b", pod("b"))
+        self.assertEqual(await store.get("/registry/pods/restart/b"), created)
+
     async def test_by_host_name(self):
         """The server's DNS name is checked too (C{https://localhost:port})."""
         store = self.store(self.pki.ca_file, *self.client_cert,

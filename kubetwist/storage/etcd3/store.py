@@ -19,7 +19,8 @@ C{{"result": WatchResponse}}; stopping the watch aborts that HTTP connection.
 
 Faults, as etcd's C{clientv3} behaves under upstream's store: every unary call has a short
 deadline (C{request_timeout}) and is tried on each endpoint in turn (the one that answered is
-preferred afterwards); when none answers the call fails with L{UnreachableError} (the API's 503).
+preferred afterwards; a change only while it was certainly not sent, so no txn is applied
+twice); when none answers the call fails with L{UnreachableError} (the API's 503).
 An established watch survives an etcd outage: it reconnects with exponential backoff on the
 injected clock and resumes from the revision after the last one it delivered (or the last
 progress notification), so no event is lost or repeated; only a compacted gap ends it, with the
@@ -50,6 +51,7 @@ from kubetwist.storage.continuetoken import (
     key_text,
     parse_resource_version,
 )
+from kubetwist.storage.etcd3.client import ResponseTooLarge
 from kubetwist.storage.interfaces import (
     EVERYTHING,
     IStorage,
@@ -86,6 +88,11 @@ _CONNECTION_ERRORS = (
     webclient.ResponseFailed,
     webclient.RequestTransmissionFailed,
 )
+
+#: Failures after which a request certainly never reached etcd: only then is a change (a txn,
+#: a compaction) tried on the next endpoint, as C{clientv3}'s retry interceptor does
+#: (C{isSafeRetryMutableRPC}); reads are tried on every endpoint.
+_NOT_SENT_ERRORS = (ierror.ConnectError, ierror.DNSLookupError)
 
 _COMPACTED = "required revision has been compacted"
 _FUTURE = "required revision is a future revision"
@@ -157,7 +164,9 @@ class Etcd3Storage(KVStorageBase):
     L{IStorage} on etcd v3 through the gRPC-JSON gateway.
 
     @param reactor: for request timeouts (C{IReactorTime}).
-    @param client: a C{treq.HTTPClient} (or C{StubTreq}) the store owns no pool of.
+    @param client: a L{kubetwist.storage.etcd3.client.GatewayClient} (unary calls through its
+        C{unary}, watches through its C{post}), or a C{treq.HTTPClient} (or C{StubTreq}) for
+        both; the store owns no pool of it.
     @param endpoints: base URLs such as C{http://127.0.0.1:2379}; on a connection failure the
         next one is tried, and the one that answered is preferred afterwards.
     @param prefix: prepended to caller keys (upstream C{--etcd-prefix}).
@@ -175,6 +184,8 @@ class Etcd3Storage(KVStorageBase):
             raise ValueError("at least one etcd endpoint is required")
         self._reactor = reactor
         self._client = client
+        #: L{GatewayClient.unary} when the client has it, else calls go through C{post}
+        self._unary = getattr(client, "unary", None)
         self._endpoints = [e.rstrip("/") for e in endpoints]
         self._current = 0
         self._timeout = request_timeout
@@ -199,21 +210,31 @@ class Etcd3Storage(KVStorageBase):
         bounded by C{timeout} seconds (default: the store's C{request_timeout}).
 
         @param retry_unavailable: also try the next endpoint when etcd answers C{Unavailable}
-            or C{DeadlineExceeded} (only for calls that change nothing, as etcd's client).
-        @raise UnreachableError: no endpoint answered in time.
+            or C{DeadlineExceeded} (only for calls that change nothing, as etcd's client);
+            such a call is also sent again when a reused connection turns out closed.
+        @raise UnreachableError: no endpoint answered in time (a change is tried on the next
+            endpoint only when it was certainly not sent: a refused or failed connect).
         @raise EtcdError: etcd answered with an error.
         """
         data = orjson.dumps(body)
         last: BaseException | None = None
+        unary = self._unary
         for index in self._endpoint_order():
-            url = self._endpoints[index] + path
-            attempt = with_deadline(Deferred.fromCoroutine(self._post(url, data)),
-                                    timeout or self._timeout, self._reactor)
+            if unary is not None:
+                request = unary(self._endpoints[index], path, data, retry_unavailable)
+            else:
+                request = Deferred.fromCoroutine(self._post(self._endpoints[index] + path, data))
+            attempt = with_deadline(request, timeout or self._timeout, self._reactor)
             try:
                 code, content = await attempt
             except _CONNECTION_ERRORS as e:
                 last = e
-                continue
+                if retry_unavailable or isinstance(e, _NOT_SENT_ERRORS):
+                    continue
+                # a change that may have reached etcd is not sent to another member
+                break
+            except ResponseTooLarge as e:
+                raise EtcdError(8, str(e)) from None
             try:
                 parsed = orjson.loads(content) if content else {}
             except orjson.JSONDecodeError:
