@@ -13,7 +13,7 @@ DELETE}) and subresource routes, under C{/namespaces/<namespace>/} for namespace
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from klein import Klein
 from werkzeug.exceptions import MethodNotAllowed, NotFound
@@ -114,6 +114,10 @@ class APIGroupVersion:
         self.app = new_route_app()
         self.resources: dict[str, APIResource] = {}
         self._resource = None
+        #: the precompiled routes of the hot paths (L{fast_endpoint}): C{(shape, resource)
+        #: -> (methods, endpoint)}, shape C{cl} (cluster collection, or every namespace's),
+        #: C{clitem}, C{ns} (a namespace's collection), C{nsitem}
+        self.fast: dict[tuple[str, str], tuple[frozenset, Any]] = {}
 
     @property
     def group_version(self) -> str:
@@ -150,20 +154,22 @@ class APIGroupVersion:
             coll_methods.append("POST")
         if "deletecollection" in verbs:
             coll_methods.append("DELETE")
+        fast = self.fast
         if coll_methods:
-            route(base, methods=coll_methods, endpoint=f"{name}:collection")(
-                bind(self._collection(h))
-            )
+            endpoint = bind(self._collection(h))
+            route(base, methods=coll_methods, endpoint=f"{name}:collection")(endpoint)
+            fast[("ns" if ns else "cl", spec.resource)] = (frozenset(coll_methods), endpoint)
         if ns and verbs & {"list", "watch"}:
-            route(f"/{spec.resource}", methods=["GET"], endpoint=f"{name}:all")(
-                bind(self._all_namespaces(h))
-            )
+            endpoint = bind(self._all_namespaces(h))
+            route(f"/{spec.resource}", methods=["GET"], endpoint=f"{name}:all")(endpoint)
+            fast[("cl", spec.resource)] = (frozenset(["GET"]), endpoint)
         item_methods = [m for m, v in (("GET", "get"), ("PUT", "update"), ("PATCH", "patch"),
                                        ("DELETE", "delete")) if v in verbs]
         if item_methods:
-            route(f"{base}/<name>", methods=item_methods, endpoint=f"{name}:item")(
-                bind(self._item(h))
-            )
+            endpoint = bind(self._item(h))
+            route(f"{base}/<name>", methods=item_methods, endpoint=f"{name}:item")(endpoint)
+            fast[("nsitem" if ns else "clitem", spec.resource)] = (frozenset(item_methods),
+                                                                   endpoint)
         if "watch" in verbs:
             wbase = (f"/watch/namespaces/<namespace>/{spec.resource}" if ns
                      else f"/watch/{spec.resource}")
@@ -270,6 +276,47 @@ class APIGroupVersion:
         return subresource
 
     # --- serving -------------------------------------------------------------------------------
+    def fast_endpoint(self, method: str, path: str) -> Optional[tuple[Any, dict]]:
+        """
+        The endpoint and its keyword arguments for C{method path} (a path below L{prefix})
+        when it is one of the hot shapes -- a collection (C{/<resource>},
+        C{/namespaces/<ns>/<resource>}) or an object (C{/<resource>/<name>},
+        C{/namespaces/<ns>/<resource>/<name>}) served for C{method} -- found with one dict
+        lookup; else C{None} and the route tree decides (subresources, watch paths, escaped
+        or empty segments, 404 and 405).  Both give the same endpoint: the table is filled
+        from the same routes (a namespace's subresources, C{/namespaces/<name>/status}, are
+        never taken for a collection: no namespaced resource is named like one).
+        """
+        if "%" in path or type(self).resource is not APIGroupVersion.resource:
+            # a subclass that wraps the route tree (custom resources' deprecation warnings)
+            # keeps it
+            return None
+        segments = path.split("/")
+        n = len(segments)
+        if n == 2:
+            key, kwargs = ("cl", segments[1]), {}
+        elif n == 3:
+            key, kwargs = ("clitem", segments[1]), {"name": segments[2]}
+        elif n == 4 and segments[1] == "namespaces":
+            if self._namespace_subresource(segments[3]):
+                return None
+            key, kwargs = ("ns", segments[3]), {"namespace": segments[2]}
+        elif n == 5 and segments[1] == "namespaces":
+            key, kwargs = ("nsitem", segments[3]), {"namespace": segments[2],
+                                                    "name": segments[4]}
+        else:
+            return None
+        if segments[0] or not all(segments[1:]):
+            return None
+        entry = self.fast.get(key)
+        if entry is None or method not in entry[0]:
+            return None
+        return entry[1], kwargs
+
+    def _namespace_subresource(self, name: str) -> bool:
+        res = self.resources.get("namespaces")
+        return res is not None and name in res.subresources
+
     def match(self, method: str, path: str) -> str:
         """
         C{"ok"} if a route serves C{method path} (a path below L{prefix}), C{"method"} when the

@@ -15,6 +15,7 @@ import json
 from typing import Any, Awaitable, Callable, Optional
 from urllib.parse import parse_qs
 
+from twisted.logger import Logger
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET
 
@@ -31,6 +32,8 @@ from kubetwist.endpoints.responses import (
 from kubetwist.runtime import codec, errors
 from kubetwist.server.healthz import HealthCheck, render_health
 from kubetwist.server.hooks import PostStartHooks
+
+_log = Logger()
 
 
 def not_found_status() -> errors.StatusError:
@@ -280,6 +283,9 @@ class Director(Resource):
                 else:
                     write_status_error(request, errors.new_method_not_allowed())
                 return NOT_DONE_YET
+            fast = agv.fast_endpoint(method, path[len(prefix):])
+            if fast is not None:
+                return _render_endpoint(request, path, *fast)
             found = agv.match(method, path)
             if found == "ok":
                 request.prepath = [s.encode() for s in prefix.strip("/").split("/")]
@@ -323,6 +329,26 @@ class Director(Resource):
         else:
             write_plain_not_found(request)
         return NOT_DONE_YET
+
+
+def _render_endpoint(request: Any, path: str, endpoint: Any, kwargs: dict) -> Any:
+    """
+    Run a route's endpoint (L{APIGroupVersion.fast_endpoint}) as Klein's resource would: the
+    path moved to C{prepath}, the endpoint's Deferred cancelled when the client goes, the
+    request finished when the endpoint did not finish it.
+    """
+    request.prepath = [s.encode() for s in path.strip("/").split("/")]
+    request.postpath = []
+    d = endpoint(request, **kwargs)
+    request.notifyFinish().addErrback(lambda _: d.cancel())
+
+    def finish(_: Any) -> None:
+        if not request.finished and not getattr(request, "_disconnected", False):
+            request.finish()
+
+    d.addCallback(finish)
+    d.addErrback(lambda f: _log.failure("endpoint failed", f))
+    return NOT_DONE_YET
 
 
 def install_health_routes(front: GenericAPIServer, version_info: dict) -> None:
