@@ -46,14 +46,25 @@ class AdmissionMetrics:
             "Admission controller latency histogram in seconds, identified by name and broken "
             "out for each operation and API resource and type (validate or admit).",
             ("name", "type", "operation", "rejected"), buckets=BUCKETS, registry=registry)
+        #: the labelled children, found once (C{labels()} costs more than an observation)
+        self._children: dict[tuple, Any] = {}
 
     def observe_step(self, step_type: str, operation: str, rejected: bool,
                      seconds: float) -> None:
         """One phase of the chain (C{step_type} C{admit} or C{validate})."""
-        self.step.labels(step_type, operation, "true" if rejected else "false").observe(seconds)
+        key = ("", step_type, operation, rejected)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = self.step.labels(
+                step_type, operation, "true" if rejected else "false")
+        child.observe(seconds)
 
     def observe_controller(self, name: str, step_type: str, operation: str, rejected: bool,
                            seconds: float) -> None:
         """One plugin's C{admit} or C{validate}."""
-        self.controller.labels(name, step_type, operation,
-                               "true" if rejected else "false").observe(seconds)
+        key = (name, step_type, operation, rejected)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = self.controller.labels(
+                name, step_type, operation, "true" if rejected else "false")
+        child.observe(seconds)

@@ -122,3 +122,22 @@ class SharedWatchTests(CacherTestCase):
 
     def current_rv(self) -> int:
         return self.successResultOf(self.cacher.current_revision())
+
+
+class SharedGetTests(CacherTestCase):
+    def test_get_shared(self) -> None:
+        """C{get_shared} at resourceVersion 0 gives the cache's own object; C{get} a copy; at
+        C{""} both read the backend."""
+        self.create("a", x="1")
+        self.successResultOf(self.cacher.get_list("/registry/configmaps/ns",
+                                                  resource_version="0"))
+        cache = self.cacher._caches["/registry/configmaps/"].cache
+        own = cache.objects["/registry/configmaps/ns/a"]
+        shared = self.successResultOf(self.cacher.get_shared("/registry/configmaps/ns/a", "0"))
+        self.assertIs(shared, own)
+        copied = self.successResultOf(self.cacher.get("/registry/configmaps/ns/a", "0"))
+        self.assertIsNot(copied, own)
+        self.assertEqual(copied, own)
+        live = self.successResultOf(self.cacher.get_shared("/registry/configmaps/ns/a", ""))
+        self.assertIsNot(live, own)
+        self.assertEqual(live["data"], {"x": "1"})

@@ -48,9 +48,11 @@ class NamespaceLifecycle:
         a moment ago).
 
         @raise StatusError: 404 C{namespaces "x" not found}."""
+        # the generic Store may hand out the watch cache's own object: only read here
+        extra = {"shared": True} if hasattr(self.namespaces, "serves_encoded_lists") else {}
         for rv in ("0", ""):
             try:
-                return await self.namespaces.get("", name, rv)
+                return await self.namespaces.get("", name, rv, **extra)
             except errors.StatusError as e:
                 if e.code != 404:
                     raise

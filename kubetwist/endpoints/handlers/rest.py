@@ -227,7 +227,9 @@ class ResourceHandlers:
     # --- GET -----------------------------------------------------------------------------------
     async def get(self, request: Any, namespace: str, name: str) -> None:
         out = self.negotiate(request)
-        obj = await self.store.get(namespace, name, opts.first(_query(request), "resourceVersion"))
+        # only encoded: the watch cache's object needs no copy
+        obj = await self.store.get(namespace, name, opts.first(_query(request), "resourceVersion"),
+                                   shared=type(self.store).get is Store.get)
         self._respond(request, 200, obj, out)
 
     async def list(self, request: Any, namespace: str) -> None:

@@ -220,10 +220,16 @@ class Store:
             )
 
     # --- reads -------------------------------------------------------------------------------
-    async def get(self, namespace: str, name: str, resource_version: str = "") -> dict:
-        """Fire with the object, typed; 404 NotFound when missing."""
+    async def get(self, namespace: str, name: str, resource_version: str = "",
+                  shared: bool = False) -> dict:
+        """Fire with the object, typed; 404 NotFound when missing.  C{shared}: the caller
+        only reads it, so below its top level it may be the watch cache's own object."""
         try:
-            obj = await self.storage.get(self.key(namespace, name), resource_version)
+            if shared and self.serves_encoded_lists():
+                obj = await self.storage.get_shared(self.key(namespace, name),
+                                                    resource_version)
+            else:
+                obj = await self.storage.get(self.key(namespace, name), resource_version)
         except Exception as e:
             raise interpret_storage_error(e, self.spec, name) from None
         return self._typed(obj)

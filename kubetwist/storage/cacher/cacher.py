@@ -472,7 +472,17 @@ class Cacher:
             return self.backend.get(key, resource_version, ignore_not_found)
         return Deferred.fromCoroutine(self._get(key, resource_version, ignore_not_found))
 
-    async def _get(self, key: str, resource_version: str, ignore_not_found: bool) -> Any:
+    def get_shared(self, key: str, resource_version: str = "",
+                   ignore_not_found: bool = False) -> Deferred:
+        """L{get} for a reader that does not change the object: from the cache it is the
+        cache's own, not a copy."""
+        if not resource_version:
+            return self.backend.get(key, resource_version, ignore_not_found)
+        return Deferred.fromCoroutine(self._get(key, resource_version, ignore_not_found,
+                                                copy=False))
+
+    async def _get(self, key: str, resource_version: str, ignore_not_found: bool,
+                   copy: bool = True) -> Any:
         minimum = parse_resource_version(resource_version)
         full = self._full(key)
         rc = self._cache(full)
@@ -483,7 +493,7 @@ class Cacher:
             if ignore_not_found:
                 return None
             raise KeyNotFoundError(full)
-        return copy_object(obj)
+        return copy_object(obj) if copy else obj
 
     # -- list --------------------------------------------------------------------------------------
     def get_list(self, key: str, recursive: bool = True, resource_version: str = "",
