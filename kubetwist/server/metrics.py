@@ -224,6 +224,8 @@ class APIServerMetrics:
             "Response size distribution in bytes for each group, version, verb, resource, "
             "subresource, scope and component.",
             _SIZE_LABELS, buckets=SIZE_BUCKETS, registry=r)
+        #: C{(code, *label values) -> (requests, durations, sizes or None)} children
+        self._children: dict[tuple, tuple] = {}
         self.long_running = Gauge(
             "apiserver_longrunning_requests",
             "Gauge of all active long-running apiserver requests broken out by verb, group, "
@@ -276,10 +278,20 @@ class APIServerMetrics:
     def observe(self, labels: dict[str, str], code: int, seconds: float, size: int) -> None:
         """Record one finished request: C{labels} from L{request_labels}, the HTTP C{code},
         its duration in C{seconds} and the response body's C{size} in bytes."""
-        self.requests.labels(code=str(code), **labels).inc()
-        self.durations.labels(**labels).observe(max(0.0, seconds))
-        if labels["verb"] in ("GET", "LIST"):
-            self.sizes.labels(**{k: labels[k] for k in _SIZE_LABELS}).observe(size)
+        key = (code, *labels.values())
+        children = self._children.get(key)
+        if children is None:
+            # the labelled children, found once per label set (C{labels()} costs more than
+            # the observations; prometheus-client keeps every child anyway)
+            children = self._children[key] = (
+                self.requests.labels(code=str(code), **labels),
+                self.durations.labels(**labels),
+                self.sizes.labels(**{k: labels[k] for k in _SIZE_LABELS})
+                if labels["verb"] in ("GET", "LIST") else None)
+        children[0].inc()
+        children[1].observe(max(0.0, seconds))
+        if children[2] is not None:
+            children[2].observe(size)
 
     def exposition(self) -> bytes:
         """The registry in Prometheus' text format (L{CONTENT_TYPE}), then the process-wide
