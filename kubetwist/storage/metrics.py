@@ -103,10 +103,20 @@ def timed(operation: str, key: str, d: Any) -> Any:
     return d.addBoth(done)
 
 
+#: C{(group, version, kind) -> (events counter, sizes histogram)}: the labelled children,
+#: found once (one watch event per watcher per change is the hottest metric of a fan-out)
+_WATCH_CHILDREN: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+
+
 def watch_event(group: str, version: str, kind: str, size: int) -> None:
     """Record one watch event of C{size} bytes written to a client."""
-    WATCH_EVENTS.labels(group, version, kind).inc()
-    WATCH_EVENT_SIZES.labels(group, version, kind).observe(size)
+    key = (group, version, kind)
+    children = _WATCH_CHILDREN.get(key)
+    if children is None:
+        children = _WATCH_CHILDREN[key] = (WATCH_EVENTS.labels(*key),
+                                           WATCH_EVENT_SIZES.labels(*key))
+    children[0].inc()
+    children[1].observe(size)
 
 
 class ObjectCounter(PeriodicService):
