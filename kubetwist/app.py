@@ -8,7 +8,8 @@ readiness, shutdown delay, listener close, drain, watches end).
 L{KubeAPIService} (a MultiService) owns: the storage, the chain aggregator -> kube-apiserver ->
 apiextensions-apiserver behind one L{HandlerChain}, the HTTPS listener, and each server's
 post-start hooks (started once the listener is up).  C{READY=1} goes to systemd when every
-hook has finished; C{STOPPING=1} when shutdown begins.
+hook has finished; C{STOPPING=1} when shutdown begins.  With C{--workers N} the service is
+worker 0 and starts the others once it listens (L{kubetwist.server.workers}).
 """
 
 from __future__ import annotations
