@@ -715,7 +715,9 @@ def _workers_flags(o: Options) -> None:
     """
     for key in ("workers", "worker-index"):
         if key == "workers" and str(o[key]).strip() == "":
-            o[key] = len(os.sched_getaffinity(0)) if o["etcd-servers"] else 1
+            usable = getattr(os, "sched_getaffinity", None)  # Linux; elsewhere every core
+            cores = len(usable(0)) if usable is not None else (os.cpu_count() or 1)
+            o[key] = cores if o["etcd-servers"] else 1
             continue
         try:
             o[key] = int(o[key])

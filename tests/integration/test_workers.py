@@ -280,6 +280,28 @@ class WorkersTests(SynchronousTestCase):
         self.assertEqual((now["data"], now["metadata"]["resourceVersion"]),
                          ({"n": "b"}, first["metadata"]["resourceVersion"]))
 
+    def test_garbage_collected_by_worker_0(self) -> None:
+        """
+        The garbage collector runs in worker 0 only: an owner deleted through another worker
+        still has its dependent collected.
+        """
+        ns = self.namespace()
+        worker = self.connect_avoiding(self.server.process.pid, ns)
+        status, owner_cm = worker.request("POST", f"/api/v1/namespaces/{ns}/configmaps",
+                                          configmap("owner"))
+        self.assertEqual(status, 201, owner_cm)
+        dependent = json.loads(configmap("dependent"))
+        dependent["metadata"]["ownerReferences"] = [{
+            "apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+            "uid": owner_cm["metadata"]["uid"]}]
+        status, body = worker.request("POST", f"/api/v1/namespaces/{ns}/configmaps", dependent)
+        self.assertEqual(status, 201, body)
+        status, body = worker.request("DELETE", f"/api/v1/namespaces/{ns}/configmaps/owner")
+        self.assertEqual(status, 200, body)
+        poll(lambda: self.server.request(
+            "GET", f"/api/v1/namespaces/{ns}/configmaps/dependent").status == 404,
+            "the dependent to be collected")
+
     def test_worker_restart_loses_no_event(self) -> None:
         """
         A worker killed with SIGKILL is started again by the supervisor; a watch it served
