@@ -229,3 +229,85 @@ class SingletonHookTests(SynchronousTestCase):
         hooks.startService()
         self.assertEqual(ran, ["bootstrap"])
         self.assertTrue(all(h.finished for h in hooks))
+
+
+class _Server:
+    def __init__(self, hooks: PostStartHooks) -> None:
+        self.hooks = hooks
+
+
+class _Front:
+    def __init__(self, *servers: _Server) -> None:
+        self.servers = servers
+
+    def chain(self) -> tuple:
+        return self.servers
+
+
+class _Port:
+    def getHost(self) -> str:
+        return "127.0.0.1:6443"
+
+    def stopListening(self) -> Any:
+        from twisted.internet.defer import succeed
+
+        return succeed(None)
+
+
+class ServiceWiringTests(SynchronousTestCase):
+    """How L{KubeAPIService} uses the supervisor once it listens, and stops it."""
+
+    def service(self, index: int, count: int) -> Any:
+        from kubetwist.app import KubeAPIService
+
+        reactor = FakeProcessReactor()
+        service = KubeAPIService(reactor, {
+            "workers": count, "worker-index": index, "argv": ["--etcd-servers=http://e:1"],
+            "request-timeout": 60.0, "shutdown-delay-duration": 0.0}, "v1.32.0")
+        hooks = PostStartHooks()
+        self.ran: list[str] = []
+
+        async def gc() -> None:
+            self.ran.append("gc")
+
+        async def informers() -> None:
+            self.ran.append("informers")
+
+        hooks.add_hook("start-garbage-collector", gc, reactor)
+        hooks.add_hook("start-kube-aggregator-informers", informers, reactor)
+        service.front = _Front(_Server(hooks))
+        service.running = True  # the hooks start as they join it
+        return service
+
+    def test_worker_0_starts_and_stops_the_others(self) -> None:
+        """Worker 0 of three starts workers 1 and 2 once it listens, runs every hook, and
+        its stop sends the workers SIGTERM and waits for them."""
+        service = self.service(0, 3)
+        service._listening(_Port())
+        self.assertEqual(self.ran, ["gc", "informers"])
+        supervisor = service.supervisor
+        self.assertEqual(
+            [call["args"][-1] for call in service.reactor.spawned],
+            ["--worker-index=1", "--worker-index=2"])
+        self.assertEqual(supervisor.grace, 70.0)
+        d = service.stopService()
+        for protocol in list(supervisor.workers.values()):
+            self.assertEqual(protocol.transport.signals, ["TERM"])
+        self.assertNoResult(d)
+        for protocol in list(supervisor.workers.values()):
+            _exit(protocol, 0)
+        self.successResultOf(d)
+
+    def test_one_worker_starts_nobody(self) -> None:
+        """--workers=1: no supervisor."""
+        service = self.service(0, 1)
+        service._listening(_Port())
+        self.assertEqual(service.reactor.spawned, [])
+        self.assertIsNone(getattr(service, "supervisor", None))
+
+    def test_other_workers_skip_the_singletons(self) -> None:
+        """Worker 1 runs no kube-controller-manager controller and starts no worker."""
+        service = self.service(1, 3)
+        service._listening(_Port())
+        self.assertEqual(self.ran, ["informers"])
+        self.assertEqual(service.reactor.spawned, [])
