@@ -6,6 +6,7 @@ run on one etcd.  Phases alternate (kubetwist, etcd, kubetwist, etcd, ...) so dr
 disk speed hits both.  Target: kubetwist / etcd >= 0.6.
 
     python benchmarks/bench_create.py [--duration 10] [--concurrency 8] [--rounds 2]
+        [--server-arg=--workers=2]
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ async def etcd_phase(
 
 
 async def main(args: argparse.Namespace) -> None:
-    with Cluster() as cluster:
+    with Cluster(tuple(args.server_arg)) as cluster:
         cluster.create_namespace()
         names = itertools.count()
         raw_names = itertools.count()
@@ -132,6 +133,13 @@ if __name__ == "__main__":
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per phase")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--server-arg",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="one more twistd kubeapi flag, e.g. --server-arg=--workers=2 (repeatable)",
+    )
     parser.add_argument(
         "--profile",
         metavar="FILE",

@@ -6,6 +6,7 @@ client: N concurrent workers on N keep-alive HTTPS HTTP/1.1 connections (aiohttp
 alternate.  Target: kubetwist / bare >= 0.5.
 
     python benchmarks/bench_get.py [--duration 10] [--concurrency 8] [--rounds 2]
+        [--server-arg=--workers=2]
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ async def phase(
 
 
 async def main(args: argparse.Namespace) -> None:
-    with Cluster() as cluster:
+    with Cluster(tuple(args.server_arg)) as cluster:
         cluster.create_namespace()
         server = cluster.server
         document = {
@@ -80,7 +81,7 @@ async def main(args: argparse.Namespace) -> None:
             context = cluster.client_ssl()
             kube_url = f"{server.url}{path}"
             bare_url = f"https://127.0.0.1:{port}{path}"
-            kube_pids = {"kubeapi": server.process.pid, "etcd": cluster.etcd.process.pid}
+            kube_pids = cluster.pids
             bare_pids = {"bare": bare.pid}
             with timed("warm-up"):
                 await phase(kube_url, context, 1.0, args.concurrency, body, kube_pids)
@@ -140,6 +141,13 @@ if __name__ == "__main__":
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per phase")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--server-arg",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="one more twistd kubeapi flag, e.g. --server-arg=--workers=2 (repeatable)",
+    )
     parser.add_argument(
         "--profile",
         metavar="FILE",

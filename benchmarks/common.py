@@ -164,6 +164,7 @@ class Cluster:
             self.server.start()
             #: seconds from spawning C{twistd kubeapi} to C{/readyz} ok (polled every 0.1 s)
             self.server_ready_in = time.monotonic() - start
+            self._wait_workers()
         except BaseException:
             self.close()
             raise
@@ -180,10 +181,34 @@ class Cluster:
 
         shutil.rmtree(self.etcd.data_dir, ignore_errors=True)
 
+    def _wait_workers(self, timeout: float = 120.0) -> None:
+        """With C{--workers=N} in the server's arguments: wait until every worker's log line
+        says it is ready (the harness waits for one C{/readyz} only)."""
+        workers = [int(a.split("=", 1)[1]) for a in self.extra_args if a.startswith("--workers=")]
+        deadline = time.monotonic() + timeout
+        while workers and time.monotonic() < deadline:
+            with open(self.server.log_path, "rb") as f:
+                if f.read().count(b"kubetwist is ready") >= workers[-1]:
+                    return
+            time.sleep(0.2)
+        if workers:
+            raise RuntimeError(f"not every one of {workers[-1]} workers was ready")
+
+    def worker_pids(self) -> dict[str, int]:
+        """The workers other than the supervisor (C{--workers}), as C{kubeapi-<n>}."""
+        pid = self.server.process.pid
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                children = [int(p) for p in f.read().split()]
+        except OSError:
+            children = []
+        return {f"kubeapi-{i}": child for i, child in enumerate(children, start=1)}
+
     @property
     def pids(self) -> dict[str, int]:
-        """The process ids, by role."""
-        return {"kubeapi": self.server.process.pid, "etcd": self.etcd.process.pid}
+        """The process ids, by role (the workers of C{--workers} as C{kubeapi-<n>})."""
+        return {"kubeapi": self.server.process.pid, "etcd": self.etcd.process.pid,
+                **self.worker_pids()}
 
     def client_ssl(self) -> ssl.SSLContext:
         """A client context trusting the server's CA and presenting the admin certificate."""

@@ -8,7 +8,8 @@ readiness, shutdown delay, listener close, drain, watches end).
 L{KubeAPIService} (a MultiService) owns: the storage, the chain aggregator -> kube-apiserver ->
 apiextensions-apiserver behind one L{HandlerChain}, the HTTPS listener, and each server's
 post-start hooks (started once the listener is up).  C{READY=1} goes to systemd when every
-hook has finished; C{STOPPING=1} when shutdown begins.
+hook has finished; C{STOPPING=1} when shutdown begins.  With C{--workers N} the service is
+worker 0 and starts the others once it listens (L{kubetwist.server.workers}).
 """
 
 from __future__ import annotations
@@ -225,6 +226,8 @@ class KubeAPIService(MultiService):
                     o.get("proxy-client-cert-file", ""), o.get("proxy-client-key-file", ""))),
         )
         self.front, self.kube, self.chain = parts.front, parts.kube, parts.chain
+        if o.get("worker-index", 0):
+            return  # worker 0 wrote the kubeconfig before starting the others
         os.makedirs(os.path.dirname(o["write-kubeconfig"]), exist_ok=True)
         write_kubeconfig(
             o["write-kubeconfig"], f"https://{self._client_host()}:{o['secure-port']}",
@@ -275,6 +278,10 @@ class KubeAPIService(MultiService):
 
     def startService(self) -> None:
         super().startService()
+        if self.options.get("worker-index", 0):  # a worker ends with its supervisor
+            from kubetwist.server.workers import stop_on_parent_exit
+
+            self.parent_watch = stop_on_parent_exit(self.reactor)
         try:
             self.build()
         except Exception as e:
@@ -315,8 +322,18 @@ class KubeAPIService(MultiService):
     def _listening(self, port: Any) -> None:
         self.port = port
         log.info("kubetwist serving securely on {addr}", addr=port.getHost())
+        from kubetwist.server import workers
+
+        index, count = self.options.get("worker-index", 0), self.options.get("workers", 1)
         for server in self.front.chain():
+            if index:  # kube-controller-manager's controllers run in worker 0 only
+                workers.skip_singleton_hooks(server.hooks)
             server.hooks.setServiceParent(self)
+        if index == 0 and count > 1:  # data dir, certificates, port ready: the others now
+            self.supervisor = workers.WorkerSupervisor(
+                self.reactor, self.options.get("argv") or [], count,
+                workers.passed_twistd_args(sys.argv), grace=workers.default_grace(self.options))
+            self.supervisor.startService()
         self._wait_ready()
 
     def _wait_ready(self) -> None:
@@ -342,6 +359,8 @@ class KubeAPIService(MultiService):
 
         self.shutting_down = True
         notify("STOPPING=1")
+        supervisor = getattr(self, "supervisor", None)  # the workers stop alongside
+        workers_stopped = supervisor.stopService() if supervisor is not None else None
         if getattr(self, "watchdog", None) is not None:
             self.watchdog.stop()
         delay = self.options.get("shutdown-delay-duration", 0)
@@ -360,6 +379,8 @@ class KubeAPIService(MultiService):
             while self.chain.active and self.reactor.seconds() < deadline:
                 await task.deferLater(self.reactor, 0.05, lambda: None)
         await defer.maybeDeferred(super().stopService)
+        if workers_stopped is not None:
+            await workers_stopped
         if getattr(self, "audit", None) is not None:
             await defer.maybeDeferred(self.audit.backend.shutdown)
         if self.storage is not None:

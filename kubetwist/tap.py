@@ -76,7 +76,8 @@ _GROUPS = [
                     "proxy-client-key-file", "service-cluster-ip-range",
                     "service-node-port-range"]),
     ("Logs flags", ["logging-format", "v"]),
-    ("kubetwist flags", ["data-dir", "write-kubeconfig", "reuse-port", "embedded-sync"]),
+    ("kubetwist flags", ["data-dir", "write-kubeconfig", "reuse-port", "embedded-sync",
+                         "workers"]),
 ]
 
 def _default_admission_plugins() -> list[str]:
@@ -364,6 +365,13 @@ class Options(usage.Options):
          "(SQLite synchronous=NORMAL: a process crash loses nothing, a power loss may lose the "
          "last writes) or full (synchronous=FULL: every write is synced to disk before it is "
          "answered)."],
+        ["workers", None, "", "kubetwist: the number of server processes sharing --secure-port "
+         "(SO_REUSEPORT; the first is the supervisor that starts, restarts and stops the "
+         "others). Needs --etcd-servers when above 1: the embedded store has a single writer. "
+         "Empty: one per core this process may run on with --etcd-servers, else 1."],
+        # hidden (not in _GROUPS): which worker this process is; the supervisor passes it
+        ["worker-index", None, "0", "kubetwist (internal): this process's worker number; "
+         "0 is the supervisor."],
         ["logging-format", None, "text", 'Sets the log format. Permitted formats: "json" '
          '(gated by LoggingBetaOptions), "text".'],
         ["v", "v", "0", "number for the log level verbosity"],
@@ -558,6 +566,8 @@ class Options(usage.Options):
         kube-apiserver does) to stderr and exits with status 1, instead of twistd's usage
         dump with status 0.
         """
+        # the kubeapi arguments as given: the supervisor starts its workers with them
+        self["argv"] = list(sys.argv[1:] if options is None else options)
         try:
             super().parseOptions(options)
         except usage.UsageError as e:
@@ -660,6 +670,7 @@ class Options(usage.Options):
             raise usage.UsageError("--etcd-keyfile needs --etcd-certfile")
         o["etcd-compaction-interval"] = parse_duration(o["etcd-compaction-interval"])
         o["reuse-port"] = str(o["reuse-port"]).lower() in ("true", "1")
+        _workers_flags(self)
         if o["embedded-sync"] not in ("normal", "full"):
             raise usage.UsageError(
                 f'invalid --embedded-sync "{o["embedded-sync"]}": want normal or full')
@@ -690,6 +701,40 @@ class Options(usage.Options):
         o["cert-dir"] = os.path.abspath(o["cert-dir"] or os.path.join(o["data-dir"], "pki"))
         o["write-kubeconfig"] = os.path.abspath(
             o["write-kubeconfig"] or os.path.join(o["data-dir"], "admin.kubeconfig"))
+
+
+def _workers_flags(o: Options) -> None:
+    """
+    C{--workers} and the hidden C{--worker-index} (kubetwist's; see
+    L{kubetwist.server.workers}): afterwards both are ints, C{0 <= worker-index < workers}.
+    Empty C{--workers} is C{len(os.sched_getaffinity(0))} with C{--etcd-servers}, else 1.
+    Several workers share the port with C{SO_REUSEPORT}, so C{reuse-port} becomes true.
+
+    @raise usage.UsageError: not an integer, below 1, an index out of range, or more than one
+        worker on the embedded store (its lock admits a single writer process).
+    """
+    for key in ("workers", "worker-index"):
+        if key == "workers" and str(o[key]).strip() == "":
+            usable = getattr(os, "sched_getaffinity", None)  # Linux; elsewhere every core
+            cores = len(usable(0)) if usable is not None else (os.cpu_count() or 1)
+            o[key] = cores if o["etcd-servers"] else 1
+            continue
+        try:
+            o[key] = int(o[key])
+        except (TypeError, ValueError):
+            raise usage.UsageError(
+                f'invalid value "{o[key]}" for --{key}: must be an integer') from None
+    if o["workers"] < 1:
+        raise usage.UsageError(f"--workers={o['workers']} must be at least 1")
+    if not 0 <= o["worker-index"] < o["workers"]:
+        raise usage.UsageError(f"--worker-index={o['worker-index']} must be below "
+                               f"--workers={o['workers']}")
+    if o["workers"] > 1 and not o["etcd-servers"]:
+        raise usage.UsageError(
+            f"--workers={o['workers']} needs --etcd-servers: the embedded store in --data-dir "
+            "has a single writer (one process holds its lock); use --workers=1 or etcd")
+    if o["workers"] > 1:
+        o["reuse-port"] = True
 
 
 def _audit_flags(o: Options) -> None:

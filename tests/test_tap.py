@@ -46,6 +46,35 @@ class OptionsTests(SynchronousTestCase):
         self.assertIn("etcd-servers", self.refused("--etcd-servers=localhost:2379"))
         self.assertIn("duration", self.refused("--request-timeout=soon"))
 
+    def test_workers(self):
+        """--workers: one per usable core on etcd, 1 on the embedded store (single writer, so
+        more is refused); several workers share the port (reuse-port); the hidden
+        --worker-index stays below --workers; the kubeapi arguments are kept for the
+        workers."""
+        etcd = "--etcd-servers=http://127.0.0.1:2379"
+        o = self.parse(etcd)
+        self.assertEqual((o["workers"], o["worker-index"]),
+                         (len(os.sched_getaffinity(0)), 0))
+        self.assertEqual(o["argv"], [etcd])
+        self.assertEqual(self.parse()["workers"], 1)
+        self.assertIs(self.parse()["reuse-port"], False)
+        o = self.parse(etcd, "--workers=3", "--worker-index=2")
+        self.assertEqual((o["workers"], o["worker-index"], o["reuse-port"]), (3, 2, True))
+        self.assertIs(self.parse(etcd, "--workers=1")["reuse-port"], False)
+        self.assertEqual(self.parse("--workers=1")["workers"], 1)
+        self.assertEqual(self.refused("--workers=2"),
+                         "Error: --workers=2 needs --etcd-servers: the embedded store in "
+                         "--data-dir has a single writer (one process holds its lock); use "
+                         "--workers=1 or etcd")
+        self.assertEqual(self.refused(etcd, "--workers=0"),
+                         "Error: --workers=0 must be at least 1")
+        self.assertEqual(self.refused(etcd, "--workers=many"),
+                         'Error: invalid value "many" for --workers: must be an integer')
+        self.assertEqual(self.refused(etcd, "--workers=2", "--worker-index=2"),
+                         "Error: --worker-index=2 must be below --workers=2")
+        self.assertIn("--workers=", Options().getUsage())
+        self.assertNotIn("worker-index", Options().getUsage())
+
     def test_enable_priority_and_fairness(self):
         """--enable-priority-and-fairness: true by default, Go's boolean spellings, and the
         two in-flight limits must leave it some seats (upstream BuildPriorityAndFairness)."""

@@ -309,6 +309,7 @@ class KubeServer:
             "--advertise-address=127.0.0.1", f"--data-dir={self.data_dir}",
             f"--service-account-signing-key-file={sa_key}",
             f"--service-account-key-file={sa_key}",
+            "--workers=1",  # one server process (on etcd the default is one per core)
         ] + self.args
 
     def _service(self, reactor: Any, argv: list[str]) -> _FixtureService:

@@ -375,7 +375,9 @@ class KubeAPIProcess:
             args.append(f"--etcd-servers={self.etcd_url}")
         if self.kubeconfig_arg:
             args.append(f"--write-kubeconfig={self.kubeconfig_arg}")
-        return args + self.extra_args
+        # one process, whatever the cores (--workers defaults to their number on etcd); a
+        # test about workers passes its own --workers in extra_args (the later flag wins)
+        return args + ["--workers=1"] + self.extra_args
 
     def start(self, timeout: float = READY_TIMEOUT) -> None:
         """
