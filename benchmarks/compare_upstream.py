@@ -93,7 +93,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
                         help="the load tool of the rate metrics: wrk (C, as the issue's hey; "
                         "`apt-get install wrk`) or the Python asyncio client")
     parser.add_argument("--workers", type=int, default=None,
-                        help="kubetwist's --workers (default: its own default)")
+                        help="kubetwist's --workers on etcd (default: its own default, one "
+                        "per core; the embedded store always runs one)")
     args = parser.parse_args(argv)
     for name in ("duration", "concurrency", "objects", "list_concurrency", "watchers",
                  "updates"):
@@ -439,7 +440,9 @@ async def measure(cluster: Any, args: argparse.Namespace, pid: int,
     if profile:
         with again("watch", out["watch"] + 5):
             await fan_out()
-    out["rss"] = settled_rss(pid) / 1e6
+    # every process of the server (the workers too)
+    out["rss"] = sum(settled_rss(p) for role, p in cluster.pids.items()
+                     if role.startswith("kubeapi")) / 1e6
     return out
 
 
@@ -488,10 +491,12 @@ def run(args: argparse.Namespace) -> Results:
         with open(tokens, "w", encoding="utf-8") as f:
             f.write(f'{TOKEN},bench-admin,bench-admin,"system:masters"\n')
         extra = (f"--token-auth-file={tokens}",)
-        if args.workers is not None:
-            extra += (f"--workers={args.workers}",)
+        # on etcd the server's own default, one worker per core (the harness runs one
+        # unless told); the embedded store has a single writer
+        workers = args.workers or len(os.sched_getaffinity(0))
         for column, embedded in columns:
-            cluster = kubetwist_cluster(embedded, extra)
+            cluster = kubetwist_cluster(
+                embedded, extra if embedded else extra + (f"--workers={workers}",))
             with cluster:
                 ready = cluster.server_ready_in
                 server = cluster.server
