@@ -36,6 +36,7 @@ from tests.integration.harness import (
     _tail,
     _terminate,
     class_fixture,
+    class_units,
     free_port,
     venv_binary,
 )
@@ -511,3 +512,7 @@ class WardleAggregatedTests(SynchronousTestCase):
         self.wait_available("True")
         r = self.cluster.kube.request("GET", FLUNDERS)
         self.assertEqual(r.status, 200, r.body)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)
