@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from twisted.trial.itrial import ITestCase
+from zope.interface import implementer
 
 from tests.support import die_with_parent, shared_dir
 
@@ -127,6 +129,22 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def with_bytecode_cache(environ: Mapping[str, str]) -> dict[str, str]:
+    """
+    A copy of C{environ} for a Python child process that keeps compiled bytecode: with
+    C{PYTHONDONTWRITEBYTECODE} set (as some shells and CI images do) every server process would
+    compile the whole package from source again (about a second of CPU per start); the child
+    writes and reads its bytecode under C{PYTHONPYCACHEPREFIX} instead (a directory of the
+    user's temporary directory unless one is set), never beside the sources.
+    """
+    environment = dict(environ)
+    if environment.pop("PYTHONDONTWRITEBYTECODE", None):
+        environment.setdefault(
+            "PYTHONPYCACHEPREFIX",
+            os.path.join(tempfile.gettempdir(), f"kubetwist-tests-pycache-{os.getuid()}"))
+    return environment
 
 
 def _tail(path: str, lines: int = 80) -> str:
@@ -384,7 +402,7 @@ class KubeAPIProcess:
         @raise AssertionError: it exits, or is not ready in C{timeout} seconds; the message
             has the end of its log.
         """
-        environment = dict(os.environ)
+        environment = with_bytecode_cache(os.environ)
         environment.pop("NOTIFY_SOCKET", None)
         environment["PYTHONUNBUFFERED"] = "1"
         environment.update(self.env)
@@ -663,6 +681,7 @@ def class_fixture(case: Any, factory: Callable[[], Any], closer: Callable[[Any],
     return state.value
 
 
+@implementer(ITestCase)
 class _ClassUnit:
     """
     All the tests of one class as one test of trial's: C{trial -j} hands out tests one at a

@@ -39,6 +39,7 @@ from tests.integration.harness import (
     class_units,
     free_port,
     venv_binary,
+    with_bytecode_cache,
 )
 from tests.pki import CA
 from tests.support import die_with_parent, repository_root
@@ -83,7 +84,7 @@ class WardleProcess:
                 f"--authorization-kubeconfig={self.kubeconfig}", *self.extra_args]
 
     def environment(self) -> dict:
-        env = dict(os.environ)
+        env = with_bytecode_cache(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         root = str(repository_root())
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
