@@ -4,7 +4,7 @@ design and operations reference pages (``docs/*.md``), the flags reference gener
 ``kubetwist.tap.Options`` (``_ext/kubetwist_flags.py``); the API reference is pydoctor's,
 written into ``api/`` of the same HTML output by ``tools/build_docs.py``.
 
-Build both (no warnings allowed, as CI's ``tests/test_docs.py`` builds them)::
+Build both (no warnings allowed, as CI's ``tests/docs/test_build.py`` builds them)::
 
     python tools/build_docs.py docs/_build/html
 """

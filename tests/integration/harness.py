@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from twisted.trial.itrial import ITestCase
+from zope.interface import implementer
 
 from tests.support import die_with_parent, shared_dir
 
@@ -127,6 +129,22 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def with_bytecode_cache(environ: Mapping[str, str]) -> dict[str, str]:
+    """
+    A copy of C{environ} for a Python child process that keeps compiled bytecode: with
+    C{PYTHONDONTWRITEBYTECODE} set (as some shells and CI images do) every server process would
+    compile the whole package from source again (about a second of CPU per start); the child
+    writes and reads its bytecode under C{PYTHONPYCACHEPREFIX} instead (a directory of the
+    user's temporary directory unless one is set), never beside the sources.
+    """
+    environment = dict(environ)
+    if environment.pop("PYTHONDONTWRITEBYTECODE", None):
+        environment.setdefault(
+            "PYTHONPYCACHEPREFIX",
+            os.path.join(tempfile.gettempdir(), f"kubetwist-tests-pycache-{os.getuid()}"))
+    return environment
 
 
 def _tail(path: str, lines: int = 80) -> str:
@@ -386,7 +404,7 @@ class KubeAPIProcess:
         @raise AssertionError: it exits, or is not ready in C{timeout} seconds; the message
             has the end of its log.
         """
-        environment = dict(os.environ)
+        environment = with_bytecode_cache(os.environ)
         environment.pop("NOTIFY_SOCKET", None)
         environment["PYTHONUNBUFFERED"] = "1"
         environment.update(self.env)
@@ -610,6 +628,13 @@ class _ClassState:
         self.error: BaseException | None = None
         self.closer: Callable[[], None] | None = None
 
+    def close(self) -> None:
+        """Run the closer once (and drop it from the exit handlers)."""
+        closer, self.closer = self.closer, None
+        if closer is not None:
+            atexit.unregister(closer)
+            closer()
+
 
 _class_states: dict[type, _ClassState] = {}
 
@@ -621,15 +646,20 @@ def _test_names(cls: type) -> list[str]:
 def class_fixture(case: Any, factory: Callable[[], Any], closer: Callable[[Any], None]) -> Any:
     """
     A value shared by every test of C{type(case)}: built by C{factory()} for the first test
-    that asks, closed by C{closer(value)} after the last test of the class (or at interpreter
-    exit when only part of the class ran).  Call it first thing in C{setUp}: it registers its
-    release as the first cleanup, so it runs after the test's own cleanups.
+    that asks, closed by C{closer(value)} after the last test of the class, or when a test of
+    another class asks for its own fixture in this process (trial runs a class's tests one
+    after the other, so the class is over for this process: no idle servers pile up in a
+    C{trial -j} worker that ran only part of a class), or at interpreter exit.  Call it first
+    thing in C{setUp}: it registers its release as the first cleanup, so it runs after the
+    test's own cleanups.
 
     If C{factory} fails, every test of the class fails with the same error, without retrying.
     """
     cls = type(case)
     state = _class_states.get(cls)
     if state is None:
+        for other in list(_class_states):
+            _class_states.pop(other).close()
         state = _class_states[cls] = _ClassState(len(_test_names(cls)))
         try:
             state.value = factory()
@@ -642,15 +672,70 @@ def class_fixture(case: Any, factory: Callable[[], Any], closer: Callable[[Any],
 
     def release() -> None:
         state.remaining -= 1
-        if state.remaining <= 0 and state.closer is not None:
-            closer_now, state.closer = state.closer, None
-            atexit.unregister(closer_now)
-            closer_now()
+        if state.remaining <= 0:
+            if _class_states.get(cls) is state:
+                del _class_states[cls]
+            state.close()
 
     case.addCleanup(release)
     if state.error is not None:
         raise AssertionError(f"the shared server of {cls.__name__} did not start: {state.error}")
     return state.value
+
+
+@implementer(ITestCase)
+class _ClassUnit:
+    """
+    All the tests of one class as one test of trial's: C{trial -j} hands out tests one at a
+    time to whichever worker is free, so the tests of a class sharing a server would be spread
+    over every worker, each starting that server.  A worker given a unit loads it by name
+    (the class) and runs the whole class; every test reports its own result.
+    """
+
+    def __init__(self, suite: Any, name: str) -> None:
+        self._suite = suite
+        self._name = name
+
+    def id(self) -> str:
+        return self._name
+
+    def __str__(self) -> str:
+        return self._name
+
+    def shortDescription(self) -> None:
+        return None
+
+    def countTestCases(self) -> int:
+        return self._suite.countTestCases()
+
+    def run(self, result: Any) -> None:
+        self._suite.run(result)
+
+    __call__ = run
+
+
+def class_units(module_name: str) -> Callable[[], Any]:
+    """
+    A module's C{testSuite} (trial's hook of L{twisted.trial.runner.TestLoader.loadModule}):
+    the module's test classes, each as one unit of C{trial -j}'s distribution (see
+    L{_ClassUnit}), the classes with the most tests first.  Naming one test or class on
+    trial's command line is unchanged.
+
+    Use: C{testSuite = class_units(__name__)} at the end of the module.
+    """
+
+    def testSuite() -> Any:
+        from twisted.trial.runner import TestLoader
+
+        loader = TestLoader()
+        module = sys.modules[module_name]
+        suites = [(loader.loadClass(c), f"{module_name}.{c.__name__}")
+                  for c in loader.findTestClasses(module)]
+        suites = [(suite, name) for suite, name in suites if suite.countTestCases()]
+        suites.sort(key=lambda pair: -pair[0].countTestCases())
+        return loader.suiteFactory([_ClassUnit(suite, name) for suite, name in suites])
+
+    return testSuite
 
 
 # --------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from tests.integration.harness import (
     KubeAPIProcess,
     ServerFixture,
     ServerTestMixin,
+    class_units,
     free_port,
     venv_binary,
 )
@@ -110,3 +111,7 @@ class BadConfigurationTests(SynchronousTestCase):
         missing = os.path.join(os.path.realpath(work), "missing.yaml")
         self.assertIn(f"Couldn't open admission plugin configuration {missing}: "
                       f'&fs.PathError{{Op:"open", Path:"{missing}", Err:0x2}}', output)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

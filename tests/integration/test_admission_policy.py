@@ -12,7 +12,7 @@ import time
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin
+from tests.integration.harness import ServerTestMixin, class_units
 
 
 def _deployment(name: str, replicas: int) -> dict:
@@ -112,3 +112,7 @@ class ValidatingAdmissionPolicyKubectlTests(ServerTestMixin, SynchronousTestCase
         self.assertIn(
             f"Warning: Validation failed for ValidatingAdmissionPolicy '{name}' with binding "
             f"'{name}': replicas must be at most 3, got 5", result.stderr)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

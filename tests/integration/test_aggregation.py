@@ -23,7 +23,7 @@ import time
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import KubeAPIProcess, ServerFixture, ServerTestMixin
+from tests.integration.harness import KubeAPIProcess, ServerFixture, ServerTestMixin, class_units
 from tests.netns import skip_reason
 from tests.pki import CA
 
@@ -298,3 +298,6 @@ def _register(server: KubeAPIProcess, address: str, ca: bytes) -> None:
     ]
     server.kubectl("create", "-f", "-", input="\n".join(json.dumps(o) for o in objects))
 
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

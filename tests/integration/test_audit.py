@@ -21,7 +21,7 @@ from typing import Any
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import KubeAPIProcess, class_fixture
+from tests.integration.harness import KubeAPIProcess, class_fixture, class_units
 from tests.support import repository_root
 
 VECTORS = repository_root() / "tests" / "vectors" / "audit"
@@ -196,3 +196,7 @@ class AuditWebhookTests(SynchronousTestCase):
                              ("EventList", "audit.k8s.io/v1", {}))
             self.assertLessEqual(len(body["items"]), 5)
         self.assertGreater(len(bodies), 1)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -10,7 +10,7 @@ import time
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin
+from tests.integration.harness import ServerTestMixin, class_units
 
 UNAUTHORIZED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                 "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
@@ -51,3 +51,7 @@ class ServiceAccountLookupTests(ServerTestMixin, SynchronousTestCase):
         for token in ("nope", "a.b.c", "eyJhbGciOiJub25lIn0.eyJpc3MiOiJ4In0.", "x" * 5000):
             r = self.server.request("GET", "/api", client_cert=False, token=token)
             self.assertEqual((r.status, r.json()), (401, UNAUTHORIZED), token[:20])
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

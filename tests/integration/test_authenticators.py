@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin, free_port
+from tests.integration.harness import ServerTestMixin, class_units, free_port
 
 UNAUTHORIZED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                 "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
@@ -293,3 +293,7 @@ class AuthenticatorsTests(ServerTestMixin, SynchronousTestCase):
         self.assertEqual(self.request("GET", "/api", cert="proxy")[0], 401)
         with self.assertRaises(ssl.SSLError):
             self.request("GET", "/api", cert="stranger", headers={"X-Remote-User": "proxied"})
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

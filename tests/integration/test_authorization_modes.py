@@ -17,7 +17,13 @@ import threading
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import KubeAPIProcess, ServerFixture, ServerTestMixin, kubectl
+from tests.integration.harness import (
+    KubeAPIProcess,
+    ServerFixture,
+    ServerTestMixin,
+    class_units,
+    kubectl,
+)
 
 POLICY = [
     {"apiVersion": "abac.authorization.kubernetes.io/v1beta1", "kind": "Policy",
@@ -204,3 +210,7 @@ class WebhookModeTests(ServerTestMixin, SynchronousTestCase):
             "version/kind; json parse error: json: cannot unmarshal string into Go value of "
             'type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string '
             '"json:\\"kind,omitempty\\"" }\n'))
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

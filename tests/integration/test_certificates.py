@@ -12,7 +12,13 @@ import json
 from twisted.trial.unittest import SynchronousTestCase
 
 from tests.apis.test_certificates import new_csr
-from tests.integration.harness import ServerTestMixin, parse_table, table_headers, unique_name
+from tests.integration.harness import (
+    ServerTestMixin,
+    class_units,
+    parse_table,
+    table_headers,
+    unique_name,
+)
 
 
 class CertificateSigningRequestAcceptanceTests(ServerTestMixin, SynchronousTestCase):
@@ -43,3 +49,7 @@ class CertificateSigningRequestAcceptanceTests(ServerTestMixin, SynchronousTestC
         condition = stored["status"]["conditions"][0]
         self.assertEqual((condition["type"], condition["status"], condition["reason"]),
                          ("Approved", "True", "KubectlApprove"))
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -26,6 +26,7 @@ from tests.integration.harness import (
     KubectlError,
     ServerTestMixin,
     by_name,
+    class_units,
     parse_table,
     shared_dir,
 )
@@ -342,3 +343,7 @@ class ConversionWebhookTests(ServerTestMixin, SynchronousTestCase):
                                 for i in listed["items"]), [("p1", "green"), ("p2", "red")])
         self.assertIn("acceptance.example.com/v1", _ConversionHandler.reviews)
         self.assertIn("acceptance.example.com/v2", _ConversionHandler.reviews)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

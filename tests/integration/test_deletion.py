@@ -12,7 +12,7 @@ import json
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin
+from tests.integration.harness import ServerTestMixin, class_units
 
 LABELS = {"app": "x"}
 TEMPLATE = {"metadata": {"labels": LABELS},
@@ -84,3 +84,7 @@ class DeletionAcceptanceTests(ServerTestMixin, SynchronousTestCase):
         pod = json.loads(r.stdout)
         self.assertEqual((pod["kind"], pod["metadata"]["deletionGracePeriodSeconds"]),
                          ("Pod", 7))
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -21,6 +21,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from tests.integration.harness import (
     EtcdProcess,
     KubeAPIProcess,
+    class_units,
     etcd_skip_reason,
     venv_binary,
 )
@@ -169,3 +170,7 @@ class InvalidConfigTests(SynchronousTestCase):
             'Invalid value: "REDACTED": secret is not of the expected length, got 5, expected '
             'one of [16 24 32]',
         )
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -11,7 +11,7 @@ import json
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin
+from tests.integration.harness import ServerTestMixin, class_units
 
 
 def _configmap(**extra) -> dict:
@@ -51,3 +51,7 @@ class KubectlFieldValidationTests(ServerTestMixin, SynchronousTestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn('strict decoding error: unknown field "dta"', result.stderr)
         self.assertIn('is invalid: patch: Invalid value: "map[', result.stderr)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from twisted.trial.unittest import SynchronousTestCase
 
 from tests.endpoints.test_golden_http import normalise
-from tests.integration.harness import ServerTestMixin, shared_dir
+from tests.integration.harness import ServerTestMixin, class_units, shared_dir
 
 #: The namespace the recording used; it held only its C{default} ServiceAccount.
 NAMESPACE = "fidelity"
@@ -173,3 +173,7 @@ class GoldenKubectlDryRunTests(ServerTestMixin, SynchronousTestCase):
         self.assertEqual(unexpected, [], "\n".join(unexpected))
         fixed = sorted(KNOWN_MISMATCHES - set(failed))
         self.assertEqual(fixed, [], "these match now: remove them from KNOWN_MISMATCHES")
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

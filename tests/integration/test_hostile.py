@@ -24,7 +24,7 @@ from typing import Any
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin
+from tests.integration.harness import ServerTestMixin, class_units
 
 #: The most a hostile request may take to be answered, in seconds.
 ANSWER_BOUND = 1.0
@@ -231,3 +231,7 @@ class HostileInputTests(ServerTestMixin, SynchronousTestCase):
         self.assertEqual(set(modes), {"state.db", "state.db-wal", "state.db-shm",
                                       "state.db.lock"})
         self.assertEqual(set(modes.values()), {0o600}, modes)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

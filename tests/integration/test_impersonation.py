@@ -12,7 +12,7 @@ import time
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin
+from tests.integration.harness import ServerTestMixin, class_units
 
 
 class ImpersonationTests(ServerTestMixin, SynchronousTestCase):
@@ -59,3 +59,7 @@ class ImpersonationTests(ServerTestMixin, SynchronousTestCase):
             403, 'users "bob" is forbidden: User "system:serviceaccount:default:default" '
                  'cannot impersonate resource "users" in API group "" at the cluster scope: '
                  'Everything is forbidden.'))
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

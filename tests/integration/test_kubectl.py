@@ -33,6 +33,7 @@ from tests.integration.harness import (
     SYSTEM_NAMESPACES,
     ServerTestMixin,
     by_name,
+    class_units,
     etcd_skip_reason,
     golden_dry_run,
     manifest_path,
@@ -1186,3 +1187,7 @@ class EtcdKubectlTests(KubectlAcceptanceMixin, SynchronousTestCase):
 
     use_etcd = True
     skip = etcd_skip_reason()
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

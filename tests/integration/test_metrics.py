@@ -12,7 +12,7 @@ from collections import Counter
 from prometheus_client.parser import text_string_to_metric_families
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin
+from tests.integration.harness import ServerTestMixin, class_units
 
 
 def _families(text: str) -> dict:
@@ -77,3 +77,7 @@ class MetricsAfterKubectlTests(ServerTestMixin, SynchronousTestCase):
         objects = sum_by(self.scrape(), "apiserver_storage_objects", ("resource",))
         self.assertIn(("namespaces",), objects)
         self.assertIn(("deployments.apps",), objects)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

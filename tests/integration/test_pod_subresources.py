@@ -12,7 +12,7 @@ import json
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin
+from tests.integration.harness import ServerTestMixin, class_units
 
 
 def _pod(name: str, containers: tuple[str, ...] = ("c",), **spec: object) -> dict:
@@ -73,3 +73,7 @@ class PodSubresourceAcceptanceTests(ServerTestMixin, SynchronousTestCase):
         self.assertTrue(self.get_json(None, "node", node)["spec"]["unschedulable"])
         r = self.server.kubectl("get", "pod", "p", "-n", ns, check=False)
         self.assertEqual(r.stderr.strip(), 'Error from server (NotFound): pods "p" not found')
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -11,7 +11,7 @@ import json
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin, unique_name
+from tests.integration.harness import ServerTestMixin, class_units, unique_name
 
 PRIVILEGED_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "priv"},
                   "spec": {"containers": [{"name": "c", "image": "busybox",
@@ -95,3 +95,7 @@ class PodSecurityAcceptanceTests(ServerTestMixin, SynchronousTestCase):
         self.assertEqual(r.stderr, (
             f'Warning: existing pods in namespace "{ns}" violate the new PodSecurity enforce '
             'level "baseline:latest"\nWarning: p: privileged\n'))
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

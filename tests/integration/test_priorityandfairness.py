@@ -23,7 +23,7 @@ from typing import Any
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin
+from tests.integration.harness import ServerTestMixin, class_units
 
 BASE = "/apis/flowcontrol.apiserver.k8s.io/v1"
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
@@ -112,3 +112,7 @@ class PriorityAndFairnessTests(ServerTestMixin, SynchronousTestCase):
         status = self.server.request("GET", f"{BASE}/flowschemas/alice").json()["status"]
         self.assertEqual([(c["type"], c["status"], c["reason"]) for c in status["conditions"]],
                          [("Dangling", "False", "Found")])
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -17,7 +17,7 @@ import time
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin, kubectl
+from tests.integration.harness import ServerTestMixin, class_units, kubectl
 from tests.support import repository_root
 
 VECTORS = repository_root() / "tests" / "vectors" / "rbac"
@@ -151,3 +151,7 @@ class RBACAcceptanceTests(ServerTestMixin, SynchronousTestCase):
         self.assertEqual(sorted((canonical(r) for r in got), key=lambda r: r["name"]),
                          sorted((canonical(r) for r in want), key=lambda r: r["name"]))
         self.assertEqual(len(got), 64)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

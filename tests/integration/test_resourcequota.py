@@ -11,7 +11,7 @@ import json
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin, etcd_skip_reason
+from tests.integration.harness import ServerTestMixin, class_units, etcd_skip_reason
 
 
 def _pod(name: str) -> dict:
@@ -57,3 +57,7 @@ class EtcdResourceQuotaTests(ResourceQuotaAcceptanceMixin, SynchronousTestCase):
 
     use_etcd = True
     skip = etcd_skip_reason()
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

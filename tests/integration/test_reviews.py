@@ -17,6 +17,7 @@ from tests.integration.harness import (
     KubeAPIProcess,
     ServerFixture,
     ServerTestMixin,
+    class_units,
     kubectl,
     parse_table,
 )
@@ -87,3 +88,7 @@ class ReviewAcceptanceTests(ServerTestMixin, SynchronousTestCase):
             {"Resources": "", "Non-Resource URLs": "[*]", "Resource Names": "[]",
              "Verbs": "[*]"},
         ])
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -23,6 +23,7 @@ from tests.integration.harness import (
     KubeAPIProcess,
     ServerFixture,
     ServerTestMixin,
+    class_units,
     free_port,
     kubectl,
     venv_binary,
@@ -231,3 +232,7 @@ class PackagingTests(SynchronousTestCase):
         self.assertNotEqual(result.returncode, 0, output)
         self.assertNotIn("Traceback", output)
         self.assertIn("missing.crt", output)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

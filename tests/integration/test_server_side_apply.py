@@ -13,7 +13,7 @@ import json
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin
+from tests.integration.harness import ServerTestMixin, class_units
 
 
 def _deployment(name: str, replicas: int) -> dict:
@@ -110,3 +110,7 @@ class ServerSideApplyTests(ServerTestMixin, SynchronousTestCase):
         managers = sorted((e["manager"], e["operation"]) for e in obj["metadata"]["managedFields"])
         self.assertNotIn(("kubectl-client-side-apply", "Update"), managers)
         self.assertIn(("kubectl", "Apply"), managers)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

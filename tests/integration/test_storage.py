@@ -34,6 +34,7 @@ from tests.integration.harness import (
     ServerFixture,
     _terminate,
     class_fixture,
+    class_units,
     etcd_skip_reason,
     unique_name,
 )
@@ -664,3 +665,7 @@ class EtcdTLSTests(StorageServerMixin, SynchronousTestCase):
         readyz = poll(lambda: (r := server.request("GET", "/readyz?verbose")).status == 500
                       and r, "/readyz to answer")
         self.assertIn(b"[-]etcd failed: reason withheld\n", readyz.body)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from twisted.trial.unittest import SkipTest, SynchronousTestCase
 
 from kubetwist.authentication.serviceaccount_keys import key_id
-from tests.integration.harness import ServerTestMixin, kubectl
+from tests.integration.harness import ServerTestMixin, class_units, kubectl
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 
@@ -143,3 +143,7 @@ class TokenAcceptanceTests(ServerTestMixin, SynchronousTestCase):
         self.assertEqual(jwt.decode(token, signer.key, algorithms=["RS256"],
                                     audience=ISSUER)["sub"],
                          "system:serviceaccount:default:default")
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin, parse_table
+from tests.integration.harness import ServerTestMixin, class_units, parse_table
 
 
 class ServedVersionsTests(ServerTestMixin, SynchronousTestCase):
@@ -49,3 +49,7 @@ class ServedVersionsTests(ServerTestMixin, SynchronousTestCase):
             "get", "events.v1.events.k8s.io", "-n", ns).stdout)
         self.assertEqual([(r["TYPE"], r["REASON"], r["OBJECT"], r["MESSAGE"]) for r in rows],
                          [("Normal", "Scaled", "deployment/web", "scaled to 2")])
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -36,8 +36,10 @@ from tests.integration.harness import (
     _tail,
     _terminate,
     class_fixture,
+    class_units,
     free_port,
     venv_binary,
+    with_bytecode_cache,
 )
 from tests.pki import CA
 from tests.support import die_with_parent, repository_root
@@ -82,7 +84,7 @@ class WardleProcess:
                 f"--authorization-kubeconfig={self.kubeconfig}", *self.extra_args]
 
     def environment(self) -> dict:
-        env = dict(os.environ)
+        env = with_bytecode_cache(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         root = str(repository_root())
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
@@ -511,3 +513,7 @@ class WardleAggregatedTests(SynchronousTestCase):
         self.wait_available("True")
         r = self.cluster.kube.request("GET", FLUNDERS)
         self.assertEqual(r.status, 200, r.body)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

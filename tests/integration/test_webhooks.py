@@ -22,7 +22,7 @@ from pathlib import Path
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from tests.integration.harness import ServerTestMixin, free_port, unique_name
+from tests.integration.harness import ServerTestMixin, class_units, free_port, unique_name
 from tests.pki import CA
 
 _ROOT = str(Path(__file__).resolve().parents[2])
@@ -337,3 +337,7 @@ class ServiceWebhookTests(ServerTestMixin, SynchronousTestCase):
         out = self.server.kubectl("create", "-n", ns, "-f", "-", "-o", "json", input=document)
         self.assertEqual(json.loads(out.stdout)["metadata"]["labels"], {"b": "set"})
         self.assertEqual(len(hook.reviews("/label-b")), 2)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)

@@ -2,6 +2,10 @@
 The documentation builds without a warning: the Sphinx user guide and reference pages
 (C{docs/}) and pydoctor's API reference of the package, as C{tools/build_docs.py} builds them
 (both treat warnings as errors).
+
+This module lives in C{tests/docs/} so that trial reaches it early: the API reference is the
+suite's longest single test, and C{trial -j} hands out tests in name order, so a long test
+near the end of the order would keep one worker busy alone after the other has finished.
 """
 
 from __future__ import annotations
