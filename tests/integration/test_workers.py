@@ -24,6 +24,7 @@ from tests.integration.harness import (
     EtcdProcess,
     KubeAPIProcess,
     class_fixture,
+    class_units,
     etcd_skip_reason,
     unique_name,
 )
@@ -442,3 +443,7 @@ class SupervisorExitTests(SynchronousTestCase):
         self.assertIn(server.stop(), CLEAN_EXIT)
         self.assertTrue(gone(worker))
         self.assertLess(time.monotonic() - started, DEADLINE)
+
+
+#: trial -j hands out this module's tests one class at a time (see harness.class_units).
+testSuite = class_units(__name__)
