@@ -102,5 +102,17 @@ class ClassFixtureTests(SynchronousTestCase):
         self.assertEqual(self.closed, ["two", "one"])
 
 
+class EveryModuleTests(SynchronousTestCase):
+    def test_every_integration_module_runs_by_class(self) -> None:
+        """Every integration module hands trial its classes as units (else trial -j starts a
+        class's servers in every worker)."""
+        from pathlib import Path
+
+        folder = Path(__file__).resolve().parent
+        missing = [p.name for p in sorted(folder.glob("test_*.py"))
+                   if "testSuite = class_units(__name__)" not in p.read_text()]
+        self.assertEqual(missing, [])
+
+
 #: trial -j hands out this module's tests one class at a time (see harness.class_units).
 testSuite = class_units(__name__)
