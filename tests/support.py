@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -122,6 +123,40 @@ class InlinePool:
         pass
 
 
+class SnapshotSQLiteStorage(SQLiteStorage):
+    """
+    An inline C{:memory:} SQLite store that opens on a copy of C{snapshot} (the bytes of
+    C{sqlite3.Connection.serialize()}): the database, its revision and its event log as a
+    server left them.
+    """
+
+    def __init__(self, clock: Any, snapshot: bytes) -> None:
+        self._snapshot = snapshot
+        super().__init__(clock, ":memory:", threadpool=InlinePool())
+
+    def _db_open(self) -> int:
+        real_connect = sqlite3.connect
+
+        def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+            conn = real_connect(*args, **kwargs)
+            conn.deserialize(self._snapshot)
+            return conn
+
+        sqlite3.connect = connect
+        try:
+            return super()._db_open()
+        finally:
+            sqlite3.connect = real_connect
+
+
+#: The store of a bootstrapped server, by what shapes the bootstrap (authorization modes,
+#: priority and fairness): L{KubeTestCase} builds the first one of each and starts later
+#: servers on a copy, so their post-start hooks find their objects and write nothing (the
+#: creation path itself stays covered by the first test of each kind and by the tests of the
+#: hooks and the integration tests, which always start from empty stores).
+_BOOTSTRAPPED: dict[tuple, bytes] = {}
+
+
 class FakeReactorClock(Clock):
     """A Clock with the extra reactor methods the storage touches."""
 
@@ -172,14 +207,23 @@ class KubeTestCase(SynchronousTestCase):
         old = printers.set_clock(self.clock.seconds)
         self.addCleanup(printers.set_clock, old)
         self.shutting_down = False
+        key = (tuple(self.modes), self.priority_and_fairness)
+        snapshot = _BOOTSTRAPPED.get(key)
+        storage = None
+        if snapshot is not None:
+            storage = Cacher(SnapshotSQLiteStorage(self.clock, snapshot), self.clock)
         parts = build_chain(self.clock, self.modes, shutdown_check=self._shutdown_check,
-                            audit=getattr(self, "audit", None),
+                            audit=getattr(self, "audit", None), storage=storage,
                             priority_and_fairness=self.priority_and_fairness)
         self.__dict__.update(parts)
         # start every server's post-start hooks, as the process does once it listens
         for server in self.front.chain():
             server.hooks.startService()
             self.addCleanup(server.hooks.stopService)
+        if snapshot is None:
+            conn = self.storage.backend._conn
+            if conn is not None:
+                _BOOTSTRAPPED[key] = conn.serialize()
         self.treq = StubTreq(self.chain)
 
     def _shutdown_check(self) -> None:

@@ -228,8 +228,9 @@ class ResourceHandlers:
     async def get(self, request: Any, namespace: str, name: str) -> None:
         out = self.negotiate(request)
         # only encoded: the watch cache's object needs no copy
+        extra = {"shared": True} if type(self.store).get is Store.get else {}
         obj = await self.store.get(namespace, name, opts.first(_query(request), "resourceVersion"),
-                                   shared=type(self.store).get is Store.get)
+                                   **extra)
         self._respond(request, 200, obj, out)
 
     async def list(self, request: Any, namespace: str) -> None:
