@@ -95,10 +95,6 @@ class PodGCTests(KubeTestCase):
             {"status": {"conditions": [{"type": "Ready", "status": "True"}]}})],
             [False, False, True])
 
-
-class PodGCEventTests(PodGCTests):
-    """The collector follows pod and node events; idle, it reads nothing."""
-
     def test_node_deleted_later(self):
         """A terminating pod left to a Ready node's kubelet goes once the node is deleted."""
         self.node("n1", ready=True)

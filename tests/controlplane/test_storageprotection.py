@@ -65,10 +65,6 @@ class StorageProtectionTests(KubeTestCase):
         self.assertTrue(pod_uses_claim(pod(volumes=[{"name": "scratch", "ephemeral": {}}]),
                                        "p-scratch"))
 
-
-class StorageProtectionEventTests(StorageProtectionTests):
-    """Released on the events that free a claim."""
-
     def pod(self, name, claim_name, node="n1"):
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
                "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}],
