@@ -289,3 +289,16 @@ class StoreIndexTests(KubeTestCase):
         prefixed = StoreIndex(lambda: stores, "/other/")
         self.assertEqual(prefixed.by_key("/other/registry/configmaps/ns/a").spec.resource,
                          "configmaps")
+
+
+class WatchCacheUntouchedTests(KubeTestCase):
+    """The collectors watch the backend: they start none of the watch cache's per-resource
+    caches (which start on a client's first watch or list, see tests.endpoints.test_watch)."""
+
+    def test_no_cache_started(self):
+        self.clock.advance(1)
+        started = set(self.storage._caches)
+        for prefix in ("configmaps", "pods", "nodes", "persistentvolumeclaims",
+                       "persistentvolumes"):
+            self.assertNotIn(f"/registry/{prefix}/", started)
+        self.assertTrue(self.kube.garbage_collector.informer.synced)
