@@ -63,6 +63,9 @@ log = Logger()
 #: seconds between resyncs (objects whose owner kind no Store served are retried)
 DEFAULT_RESYNC = 300.0
 
+#: objects per page of the collector's (re-)list (upstream's reflector pages with 500)
+LIST_PAGE_SIZE = 500
+
 #: seconds before an object whose processing failed unexpectedly is processed again
 RETRY_DELAY = 5.0
 
@@ -99,6 +102,11 @@ class _Node:
         self.refs: tuple[dict, ...] = tuple(meta.get("ownerReferences") or ())
         self.deleting = bool(meta.get("deletionTimestamp"))
         self.finalizers: tuple[str, ...] = tuple(meta.get("finalizers") or ())
+
+    @classmethod
+    def of(cls, obj: dict) -> _Node:
+        """The node of C{obj}, its key not set yet (the informer's transform)."""
+        return cls("", obj)
 
     @property
     def waiting_for_dependents(self) -> bool:
@@ -198,7 +206,8 @@ class GarbageCollector(Service):
     def startService(self) -> None:
         super().startService()
         self.informer = Informer(self.backend, self.clock, "/registry", self._changed,
-                                 key=lambda _obj, key: key, transform=self._transform)
+                                 key=lambda _obj, key: key, transform=_Node.of,
+                                 page_size=LIST_PAGE_SIZE)
         self.informer.start()
         if self.resync > 0:
             self._resync_call = self.clock.callLater(self.resync, self._resync)
@@ -219,9 +228,6 @@ class GarbageCollector(Service):
         return None
 
     # --- the graph (upstream GraphBuilder.processGraphChanges) --------------------------------
-    def _transform(self, obj: dict) -> Any:
-        return obj  # the informer keeps nothing itself; see _changed
-
     def _changed(self, key: Any) -> None:
         informer = self.informer
         if informer is None:
@@ -229,11 +235,14 @@ class GarbageCollector(Service):
         if key is None:
             self._rebuild(informer)
             return
-        obj = informer.items.pop(key, None)
-        old = self._by_key.get(key) if isinstance(key, str) else None
-        new = _Node(key, obj) if obj is not None and isinstance(key, str) else None
-        if new is not None and (not new.uid or self._ignored(key)):
-            new = None
+        new = informer.items.pop(key, None)  # the informer keeps nothing: the graph does
+        if not isinstance(key, str):
+            return
+        old = self._by_key.get(key)
+        if new is not None:
+            new.key = key
+            if not new.uid or self._ignored(key):
+                new = None
         if old is not None:
             self._remove(old)
         if new is not None:
@@ -282,10 +291,10 @@ class GarbageCollector(Service):
         being deleted is queued."""
         items, informer.items = informer.items, {}
         self.nodes, self.dependents, self._by_key = {}, {}, {}
-        for key, obj in items.items():
-            if not isinstance(key, str) or obj is None:
+        for key, node in items.items():
+            if not isinstance(key, str) or node is None:
                 continue
-            node = _Node(key, obj)
+            node.key = key
             if node.uid and not self._ignored(key):
                 self._add(node)
         for node in list(self.nodes.values()):

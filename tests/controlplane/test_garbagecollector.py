@@ -214,18 +214,21 @@ class WatchDrivenTests(KubeTestCase):
         self.assertEqual(self.lists, [])
 
     def test_relist_after_lost_watch(self):
-        """A watch that ends is followed by one re-list of /registry; a dependent whose owner
-        went meanwhile is then collected."""
+        """A watch that ends is followed by one re-list of /registry, in pages; a dependent
+        whose owner went meanwhile is then collected."""
         owner = self.cm("owner")
         self.cm("dep", [GarbageCollectorTests.ref("v1", "ConfigMap", "owner",
                                                  owner["metadata"]["uid"])])
         gc = self.kube.garbage_collector
+        gc.informer.page_size = 20
         gc.informer._watch.stop()
         self.successResultOf(self.backend.delete("/registry/configmaps/default/owner"))
         self.assertEqual(self.request("GET", f"{CMS}/dep")[0], 200)
         self.clock.advance(1)
         self.clock.advance(0)
-        self.assertEqual(self.lists, ["/registry"])
+        pages = len(self.lists)
+        self.assertGreater(pages, 2)
+        self.assertEqual(self.lists, ["/registry"] * pages)
         self.assertEqual(self.request("GET", f"{CMS}/dep")[0], 404)
 
 

@@ -47,6 +47,10 @@ class Informer:
         backend key is known for lists and events of the key-value backends (not the Cacher).
     @param transform: C{object -> item}, what L{items} keeps of each listed or watched object
         (the object itself by default); DELETED events pass it the object's last state.
+    @param page_size: list in pages of this many objects (consistent, at the first page's
+        revision; upstream's reflector pages with 500 when the watch cache does not serve the
+        list), so that only one page of decoded objects is alive before C{transform}; 0 (the
+        default): one list at resourceVersion C{"0"}.
     @ivar items: C{{key: item}}, the last state seen.
     @ivar synced: whether a first list has completed.
     """
@@ -54,13 +58,15 @@ class Informer:
     def __init__(self, storage: Any, clock: Any, prefix: str,
                  on_change: Callable[[Optional[Any]], Any],
                  key: Optional[Callable[[dict, Optional[str]], Hashable]] = None,
-                 transform: Optional[Callable[[dict], Any]] = None) -> None:
+                 transform: Optional[Callable[[dict], Any]] = None,
+                 page_size: int = 0) -> None:
         self.storage = storage
         self.clock = clock
         self.prefix = prefix
         self.on_change = on_change
         self.key = key or (lambda obj, _key: object_key(obj))
         self.transform = transform or (lambda obj: obj)
+        self.page_size = page_size
         self.items: dict[tuple[str, str], dict] = {}
         self.synced = False
         self.started = False
@@ -107,18 +113,37 @@ class Informer:
             self._call = self.clock.callLater(RELIST_DELAY, self._run)
 
     async def _list_and_watch(self) -> None:
-        result = await self.storage.get_list(self.prefix, recursive=True, resource_version="0")
+        items: dict[Hashable, Any] = {}
+
+        def add(result: Any) -> None:
+            keys = result.keys or [None] * len(result.items)
+            for o, k in zip(result.items, keys, strict=True):
+                items[self.key(o, k)] = self.transform(o)
+
+        if self.page_size:
+            result = await self.storage.get_list(self.prefix, recursive=True,
+                                                 limit=self.page_size)
+            revision = result.resource_version
+            add(result)
+            while result.continue_token and not self._stopped:
+                result = await self.storage.get_list(
+                    self.prefix, recursive=True, limit=self.page_size,
+                    continue_token=result.continue_token)
+                add(result)
+        else:
+            result = await self.storage.get_list(self.prefix, recursive=True,
+                                                 resource_version="0")
+            revision = result.resource_version
+            add(result)
         if self._stopped:
             return
-        keys = result.keys or [None] * len(result.items)
-        self.items = {self.key(o, k): self.transform(o)
-                      for o, k in zip(result.items, keys, strict=True)}
+        self.items = items
         self.synced = True
         self.on_change(None)
         waiters, self._waiters = self._waiters, []
         for d in waiters:
             d.callback(None)
-        watch = self.storage.watch(self.prefix, result.resource_version, recursive=True)
+        watch = self.storage.watch(self.prefix, revision, recursive=True)
         self._watch = watch
         watch.subscribe(lambda event: self._event(watch, event))
         watch.done.addBoth(lambda _: self._ended(watch))
