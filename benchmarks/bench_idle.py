@@ -11,7 +11,8 @@ registered.  They are written before the server starts, in kubetwist's stored fo
 from objects created through the API by a first server on the same store): into etcd through
 its gateway (C{--store etcd}), or into the embedded store's file with kubetwist's own
 L{SQLiteStorage} (C{--store embedded}).  The server then starts on them, is left alone for
-C{--settle} seconds (its startup lists, the collectors' first list), and its CPU seconds
+C{--settle} seconds and then until a 5-second window uses under 5% of a core (its startup
+lists, the collectors' first list), and its CPU seconds
 (C{/proc/<pid>/stat}, user + system) are read over C{--seconds} seconds, with its RSS at the
 end.
 
@@ -121,12 +122,26 @@ def templates(server: KubeAPIProcess) -> tuple[dict, dict]:
     return cm, pod
 
 
-def idle(pid: int, settle: float, seconds: float) -> dict:
+def idle(pid: int, settle: float, seconds: float, quiet: float = 0.05,
+         max_settle: float = 300.0) -> dict:
+    """
+    Wait C{settle} seconds, then until a 5-second window uses under C{quiet} of a core (the
+    startup lists are over; at most C{max_settle} seconds in all), then read the CPU seconds
+    used over C{seconds} and the RSS at the end.
+    """
+    start = time.monotonic()
     time.sleep(settle)
+    while time.monotonic() - start < max_settle:
+        before = cpu_seconds(pid)
+        time.sleep(5)
+        if (cpu_seconds(pid) - before) / 5 < quiet:
+            break
+    settled = time.monotonic() - start
     before, start = cpu_seconds(pid), time.monotonic()
     time.sleep(seconds)
     used, wall = cpu_seconds(pid) - before, time.monotonic() - start
-    return {"cpu_seconds": round(used, 2), "wall_seconds": round(wall, 1),
+    return {"settled_after_seconds": round(settled, 1), "cpu_seconds": round(used, 2),
+            "wall_seconds": round(wall, 1),
             "core_fraction": round(used / wall, 4), "rss_mib": round(rss_bytes(pid) / 2**20, 1)}
 
 
