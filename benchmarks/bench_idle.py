@@ -123,7 +123,7 @@ def templates(server: KubeAPIProcess) -> tuple[dict, dict]:
 
 
 def idle(pid: int, settle: float, seconds: float, quiet: float = 0.05,
-         max_settle: float = 300.0) -> dict:
+         max_settle: float = 90.0) -> dict:
     """
     Wait C{settle} seconds, then until a 5-second window uses under C{quiet} of a core (the
     startup lists are over; at most C{max_settle} seconds in all), then read the CPU seconds
