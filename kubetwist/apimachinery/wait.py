@@ -2,7 +2,7 @@
 """
 Periodic work as a C{twisted.application} service: upstream C{k8s.io/apimachinery/pkg/util/wait}
 (C{Until}, C{NonSlidingUntil}'s sliding sibling), the loop under the storage compactor
-(C{storagebackend/factory/etcd3.go}) and under kubetwist's sweeping controllers.
+(C{storagebackend/factory/etcd3.go}) and under the storage object counter.
 
 One L{PeriodicService} runs one round (C{run_once}, a coroutine) at a time: the first at start
 or one interval after it, each next one C{interval} seconds after the previous ended (sliding, as

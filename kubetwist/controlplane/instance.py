@@ -275,7 +275,7 @@ class KubeAPIServer:
         from kubetwist.controlplane.garbagecollector import install_collectors
 
         self.garbage_collector, self.pod_gc = install_collectors(
-            self.server, self.stores, self.extra_namespaced_stores, clock)
+            self.server, storage, self.stores, self.extra_namespaced_stores, clock)
         from kubetwist.controlplane.garbagecollector import ServiceHook
         from kubetwist.controlplane.storageprotection import StorageProtection
 

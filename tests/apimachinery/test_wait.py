@@ -1,7 +1,6 @@
 """
-Tests for L{kubetwist.apimachinery.wait.PeriodicService}, the one schedule of the sweeping
-controllers (L{kubetwist.controlplane.sweeper.SweepService}) and the storage compactor
-(L{kubetwist.storage.compaction.CompactorService}).
+Tests for L{kubetwist.apimachinery.wait.PeriodicService}, the one schedule of the storage
+compactor (L{kubetwist.storage.compaction.CompactorService}) and the storage object counter.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from twisted.logger import globalLogPublisher
 from twisted.trial.unittest import SynchronousTestCase
 
 from kubetwist.apimachinery.wait import PeriodicService
-from kubetwist.controlplane.sweeper import SweepService
 from kubetwist.storage.compaction import CompactorService
 
 
@@ -44,11 +42,9 @@ class PeriodicServiceTests(SynchronousTestCase):
     def setUp(self) -> None:
         self.clock = Clock()
 
-    def test_shared_by_sweeper_and_compactor(self):
-        """The sweepers and the compactor are this one service."""
-        self.assertTrue(issubclass(SweepService, PeriodicService))
+    def test_shared_by_compactor(self):
+        """The compactor is this one service (its first round one interval after start)."""
         self.assertTrue(issubclass(CompactorService, PeriodicService))
-        self.assertTrue(SweepService.run_at_start)
         self.assertFalse(CompactorService.run_at_start)
 
     def test_first_round_after_one_interval(self):

@@ -8,6 +8,8 @@ from __future__ import annotations
 from twisted.application.service import IService
 from zope.interface.verify import verifyObject
 
+from kubetwist.controlplane.garbagecollector import DEFAULT_RESYNC, StoreIndex
+from tests.apiextensions.test_customresources import WIDGETS, CRDTestCase, widget
 from tests.support import KubeTestCase
 
 DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
@@ -172,3 +174,134 @@ class DeleteOptionsHTTPTests(KubeTestCase):
         code, lst, _ = self.request("DELETE", f"{CMS}?propagationPolicy=Orphan"
                                               f"&fieldSelector=metadata.name%3Da")
         self.assertEqual((code, [i["metadata"]["name"] for i in lst["items"]]), (200, ["a"]))
+
+
+class WatchDrivenTests(KubeTestCase):
+    """The collector's work follows the changes: no list on the clock, custom resources
+    discovered at runtime, a lost watch re-listed."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.backend = self.kube.garbage_collector.backend
+        self.lists: list[str] = []
+        real = self.backend.get_list
+
+        def counting(key, *args, **kwargs):
+            self.lists.append(key)
+            return real(key, *args, **kwargs)
+        self.backend.get_list = counting
+
+    def cm(self, name, refs=()):
+        code, obj, _ = self.request("POST", CMS, {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "ownerReferences": list(refs)}})
+        self.assertEqual(code, 201, obj)
+        return obj
+
+    def test_idle_reads_nothing(self):
+        """Ten idle minutes read no list from storage; the graph knows every object."""
+        owner = self.cm("owner")
+        self.cm("dep", [GarbageCollectorTests.ref("v1", "ConfigMap", "owner",
+                                                 owner["metadata"]["uid"])])
+        self.clock.advance(600)
+        self.assertEqual(self.lists, [])
+        gc = self.kube.garbage_collector
+        self.assertIn(owner["metadata"]["uid"], gc.nodes)
+        self.assertEqual(len(gc.dependents[owner["metadata"]["uid"]]), 1)
+        self.request("DELETE", f"{CMS}/owner")
+        self.clock.advance(0)
+        self.assertEqual(self.request("GET", f"{CMS}/dep")[0], 404)
+        self.assertEqual(self.lists, [])
+
+    def test_relist_after_lost_watch(self):
+        """A watch that ends is followed by one re-list of /registry, in pages; a dependent
+        whose owner went meanwhile is then collected."""
+        owner = self.cm("owner")
+        self.cm("dep", [GarbageCollectorTests.ref("v1", "ConfigMap", "owner",
+                                                 owner["metadata"]["uid"])])
+        gc = self.kube.garbage_collector
+        gc.informer.page_size = 20
+        gc.informer._watch.stop()
+        self.successResultOf(self.backend.delete("/registry/configmaps/default/owner"))
+        self.assertEqual(self.request("GET", f"{CMS}/dep")[0], 200)
+        self.clock.advance(1)
+        self.clock.advance(0)
+        pages = len(self.lists)
+        self.assertGreater(pages, 2)
+        self.assertEqual(self.lists, ["/registry"] * pages)
+        self.assertEqual(self.request("GET", f"{CMS}/dep")[0], 404)
+
+
+class CustomResourceOwnerTests(CRDTestCase):
+    """Custom resources of a CRD established after the collector started."""
+
+    def widget(self, name, refs=()):
+        body = widget(name)
+        body["metadata"]["ownerReferences"] = list(refs)
+        code, obj, _ = self.request("POST", WIDGETS, body)
+        self.assertEqual(code, 201, obj)
+        return obj
+
+    def test_dependents_of_a_custom_resource(self):
+        """A ConfigMap owned by a Widget goes with it; a Widget owned by a ConfigMap too."""
+        self.install()
+        w = self.widget("w")
+        self.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "of-w", "ownerReferences": [GarbageCollectorTests.ref(
+                "example.com/v1", "Widget", "w", w["metadata"]["uid"])]}})
+        code, owner, _ = self.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap",
+                                                    "metadata": {"name": "owner"}})
+        self.widget("of-cm", [GarbageCollectorTests.ref("v1", "ConfigMap", "owner",
+                                                       owner["metadata"]["uid"])])
+        self.request("DELETE", f"{WIDGETS}/w")
+        self.request("DELETE", f"{CMS}/owner")
+        self.settle()
+        self.assertEqual(self.request("GET", f"{CMS}/of-w")[0], 404)
+        self.assertEqual(self.request("GET", f"{WIDGETS}/of-cm")[0], 404)
+
+    def test_owner_kind_served_later_is_retried_at_resync(self):
+        """A reference to a kind nobody serves yet is resolved at the next resync once its
+        CRD is established: a missing owner then means a dangling reference."""
+        self.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "early", "ownerReferences": [GarbageCollectorTests.ref(
+                "example.com/v1", "Widget", "gone", "0000-gone")]}})
+        self.settle()
+        self.install()
+        self.assertEqual(self.request("GET", f"{CMS}/early")[0], 200)
+        self.clock.advance(DEFAULT_RESYNC)
+        self.settle()
+        self.assertEqual(self.request("GET", f"{CMS}/early")[0], 404)
+
+
+class StoreIndexTests(KubeTestCase):
+    """Backend keys and kinds to Stores."""
+
+    def test_lookups(self):
+        stores = list(self.kube.stores.values())
+        index = StoreIndex(lambda: stores, "/registry")
+        self.assertEqual(index.by_key("/registry/configmaps/ns/a").spec.resource, "configmaps")
+        self.assertEqual(index.by_key("/registry/namespaces/ns").spec.resource, "namespaces")
+        self.assertEqual(index.by_key("/registry/services/specs/ns/a").spec.resource,
+                         "services")
+        self.assertEqual(index.by_key("/registry/deployments/ns/a").spec.resource,
+                         "deployments")
+        self.assertIsNone(index.by_key("/registry/nothing/here/at/all"))
+        self.assertIsNone(index.by_key("/registry/example.com/widgets/ns/a"))
+        self.assertEqual(index.by_kind("apps", "Deployment").spec.resource, "deployments")
+        self.assertIsNone(index.by_kind("example.com", "Widget"))
+        prefixed = StoreIndex(lambda: stores, "/other/")
+        self.assertEqual(prefixed.by_key("/other/registry/configmaps/ns/a").spec.resource,
+                         "configmaps")
+
+
+class WatchCacheUntouchedTests(KubeTestCase):
+    """The collectors watch the backend: they start none of the watch cache's per-resource
+    caches (which start on a client's first watch or list, see tests.endpoints.test_watch)."""
+
+    def test_no_cache_started(self):
+        self.clock.advance(1)
+        started = set(self.storage._caches)
+        for prefix in ("configmaps", "pods", "nodes", "persistentvolumeclaims",
+                       "persistentvolumes"):
+            self.assertNotIn(f"/registry/{prefix}/", started)
+        self.assertTrue(self.kube.garbage_collector.informer.synced)

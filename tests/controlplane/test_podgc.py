@@ -94,3 +94,55 @@ class PodGCTests(KubeTestCase):
             {}, {"status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}},
             {"status": {"conditions": [{"type": "Ready", "status": "True"}]}})],
             [False, False, True])
+
+    def test_node_deleted_later(self):
+        """A terminating pod left to a Ready node's kubelet goes once the node is deleted."""
+        self.node("n1", ready=True)
+        self.pod("p", "n1", grace=10)
+        self.request("DELETE", f"{PODS}/p")
+        self.clock.advance(5)
+        self.assertEqual(self.code_of("p"), 200)
+        self.assertEqual(self.request("DELETE", "/api/v1/nodes/n1")[0], 200)
+        self.clock.advance(0)
+        self.assertEqual(self.code_of("p"), 404)
+        self.assertEqual(self.kube.pod_gc.deleted, ["default/p"])
+
+    def test_node_not_ready_later_waits_for_grace(self):
+        """A node that turns NotReady hands its terminating pods to the grace timer."""
+        self.node("n1", ready=True)
+        self.pod("p", "n1", grace=10)
+        self.request("DELETE", f"{PODS}/p")
+        self.clock.advance(3)
+        self.request("PATCH", "/api/v1/nodes/n1/status", {"status": {"conditions": [
+            {"type": "Ready", "status": "False", "reason": "R", "message": "m"}]}},
+            content_type="application/merge-patch+json")
+        self.clock.advance(6)
+        self.assertEqual(self.code_of("p"), 200)
+        self.clock.advance(1)
+        self.assertEqual(self.code_of("p"), 404)
+
+    def test_terminated_over_threshold_oldest_first(self):
+        """Terminated pods beyond the threshold go, oldest first; running ones stay."""
+        self.kube.pod_gc.terminated_threshold = 1
+        for name in ("old", "new", "running"):
+            self.pod(name, "")
+            self.clock.advance(1)
+        for name in ("old", "new"):
+            code, _, _ = self.request(
+                "PATCH", f"{PODS}/{name}/status", {"status": {"phase": "Succeeded"}},
+                content_type="application/merge-patch+json")
+            self.assertEqual(code, 200)
+        self.clock.advance(0)
+        self.assertEqual([self.code_of(n) for n in ("old", "new", "running")],
+                         [404, 200, 200])
+
+    def test_idle_reads_nothing(self):
+        """Ten idle minutes with pods and nodes read no list from storage."""
+        self.node("n1", ready=False)
+        self.pod("p", "n1")
+        backend = self.kube.garbage_collector.backend
+        lists = []
+        real = backend.get_list
+        backend.get_list = lambda key, *a, **kw: lists.append(key) or real(key, *a, **kw)
+        self.clock.advance(600)
+        self.assertEqual(lists, [])

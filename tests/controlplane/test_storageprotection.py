@@ -64,3 +64,36 @@ class StorageProtectionTests(KubeTestCase):
         self.assertFalse(pod_uses_claim(done, "c"))
         self.assertTrue(pod_uses_claim(pod(volumes=[{"name": "scratch", "ephemeral": {}}]),
                                        "p-scratch"))
+
+    def pod(self, name, claim_name, node="n1"):
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+               "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}],
+                        "volumes": [{"name": "v", "persistentVolumeClaim":
+                                     {"claimName": claim_name}}]}}
+        self.assertEqual(self.request("POST", f"{NS}/pods", pod)[0], 201)
+
+    def test_claim_kept_while_any_pod_uses_it(self):
+        """Two users: the claim stays until the second is gone or finished."""
+        self.request("POST", f"{NS}/persistentvolumeclaims", claim("data"))
+        self.pod("a", "data")
+        self.pod("b", "data")
+        self.request("DELETE", f"{NS}/persistentvolumeclaims/data")
+        self.request("DELETE", f"{NS}/pods/a?gracePeriodSeconds=0")
+        self.clock.advance(0)
+        self.assertEqual(self.request("GET", f"{NS}/persistentvolumeclaims/data")[0], 200)
+        code, _, _ = self.request("PATCH", f"{NS}/pods/b/status",
+                                  {"status": {"phase": "Failed"}},
+                                  content_type="application/merge-patch+json")
+        self.assertEqual(code, 200)
+        self.clock.advance(0)
+        self.assertEqual(self.request("GET", f"{NS}/persistentvolumeclaims/data")[0], 404)
+        self.assertEqual(self.kube.storage_protection.released, ["pvc/default/data"])
+
+    def test_unused_claim_released_on_delete(self):
+        """A claim nobody uses goes on the next reactor turn after its DELETE."""
+        self.request("POST", f"{NS}/persistentvolumeclaims", claim("free"))
+        self.pod("other", "something-else")
+        self.request("DELETE", f"{NS}/persistentvolumeclaims/free")
+        self.assertEqual(self.request("GET", f"{NS}/persistentvolumeclaims/free")[0], 200)
+        self.clock.advance(0)
+        self.assertEqual(self.request("GET", f"{NS}/persistentvolumeclaims/free")[0], 404)

@@ -7,11 +7,16 @@ revision; a watch that ends is followed by a fresh list after C{RELIST_DELAY} se
 
 Nothing here blocks: callers read L{Informer.items} (the current objects) at any time, and
 L{Informer.wait_synced} gives a Deferred of the first complete list.
+
+Two options serve controllers that watch many objects (the garbage collector over the whole
+C{/registry} prefix): C{key} names an item by its backend key too (so objects of several
+resources do not collide), and C{transform} keeps a reduced form of each object (client-go's
+C{SharedInformer.SetTransform}, used upstream to strip objects to what a controller reads).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Hashable, Optional
 
 from twisted.internet.defer import Deferred, ensureDeferred, succeed
 from twisted.logger import Logger
@@ -37,16 +42,31 @@ class Informer:
     @param prefix: the key prefix, e.g. C{/registry/clusterroles}.
     @param on_change: called after every change of L{items}: C{on_change(None)} after a
         list, C{on_change((namespace, name))} after an added, modified or deleted object.
-    @ivar items: C{{(namespace, name): object}}, the last state seen.
+    @param key: C{(object, backend key or None) -> hashable}, the name of an item in
+        L{items} and in C{on_change}; L{object_key} (C{(namespace, name)}) by default.  The
+        backend key is known for lists and events of the key-value backends (not the Cacher).
+    @param transform: C{object -> item}, what L{items} keeps of each listed or watched object
+        (the object itself by default); DELETED events pass it the object's last state.
+    @param page_size: list in pages of this many objects (consistent, at the first page's
+        revision; upstream's reflector pages with 500 when the watch cache does not serve the
+        list), so that only one page of decoded objects is alive before C{transform}; 0 (the
+        default): one list at resourceVersion C{"0"}.
+    @ivar items: C{{key: item}}, the last state seen.
     @ivar synced: whether a first list has completed.
     """
 
     def __init__(self, storage: Any, clock: Any, prefix: str,
-                 on_change: Callable[[Optional[tuple[str, str]]], Any]) -> None:
+                 on_change: Callable[[Optional[Any]], Any],
+                 key: Optional[Callable[[dict, Optional[str]], Hashable]] = None,
+                 transform: Optional[Callable[[dict], Any]] = None,
+                 page_size: int = 0) -> None:
         self.storage = storage
         self.clock = clock
         self.prefix = prefix
         self.on_change = on_change
+        self.key = key or (lambda obj, _key: object_key(obj))
+        self.transform = transform or (lambda obj: obj)
+        self.page_size = page_size
         self.items: dict[tuple[str, str], dict] = {}
         self.synced = False
         self.started = False
@@ -93,25 +113,47 @@ class Informer:
             self._call = self.clock.callLater(RELIST_DELAY, self._run)
 
     async def _list_and_watch(self) -> None:
-        result = await self.storage.get_list(self.prefix, recursive=True, resource_version="0")
+        items: dict[Hashable, Any] = {}
+
+        def add(result: Any) -> None:
+            keys = result.keys or [None] * len(result.items)
+            for o, k in zip(result.items, keys, strict=True):
+                items[self.key(o, k)] = self.transform(o)
+
+        if self.page_size:
+            result = await self.storage.get_list(self.prefix, recursive=True,
+                                                 limit=self.page_size)
+            revision = result.resource_version
+            add(result)
+            while result.continue_token and not self._stopped:
+                result = await self.storage.get_list(
+                    self.prefix, recursive=True, limit=self.page_size,
+                    continue_token=result.continue_token)
+                add(result)
+        else:
+            result = await self.storage.get_list(self.prefix, recursive=True,
+                                                 resource_version="0")
+            revision = result.resource_version
+            add(result)
         if self._stopped:
             return
-        self.items = {object_key(o): o for o in result.items}
+        self.items = items
         self.synced = True
         self.on_change(None)
         waiters, self._waiters = self._waiters, []
         for d in waiters:
             d.callback(None)
-        watch = self.storage.watch(self.prefix, result.resource_version, recursive=True)
+        watch = self.storage.watch(self.prefix, revision, recursive=True)
         self._watch = watch
         watch.subscribe(lambda event: self._event(watch, event))
         watch.done.addBoth(lambda _: self._ended(watch))
 
     def _event(self, watch: Any, event: Any) -> None:
-        key = object_key(event.object) if isinstance(event.object, dict) else ("", "")
         if event.type in ("ADDED", "MODIFIED"):
-            self.items[key] = event.object
+            key = self.key(event.object, event.key)
+            self.items[key] = self.transform(event.object)
         elif event.type == "DELETED":
+            key = self.key(event.object, event.key)
             self.items.pop(key, None)
         elif event.type == "ERROR":
             watch.stop()
