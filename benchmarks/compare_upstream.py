@@ -321,7 +321,7 @@ def wrk_rate(url: str, duration: float, connections: int, method: str = "GET",
         script = f.name
     try:
         done = subprocess.run(
-            ["wrk", "-t2", f"-c{connections}", f"-d{max(1, round(duration))}s", "--latency",
+            ["wrk", "-t2", f"-c{connections}", f"-d{max(1, round(duration))}s", "--timeout", "10s",
              "-s", script, url], capture_output=True, text=True, check=True)
     finally:
         os.unlink(script)

@@ -141,3 +141,27 @@ class SharedGetTests(CacherTestCase):
         live = self.successResultOf(self.cacher.get_shared("/registry/configmaps/ns/a", ""))
         self.assertIsNot(live, own)
         self.assertEqual(live["data"], {"x": "1"})
+
+
+class PagedListTests(CacherTestCase):
+    def test_initial_list_in_pages(self) -> None:
+        """The cache reads a prefix in pages of LIST_PAGE_SIZE at one revision: every object,
+        then live events from that revision."""
+        from kubetwist.storage.cacher import cacher as cachermod
+
+        self.patch(cachermod, "LIST_PAGE_SIZE", 2)
+        for i in range(5):
+            self.create(f"c{i}")
+        revision = self.successResultOf(self.cacher.current_revision())
+        result = self.successResultOf(self.cacher.get_list("/registry/configmaps/ns",
+                                                           resource_version="0"))
+        self.assertEqual([o["metadata"]["name"] for o in result.items],
+                         [f"c{i}" for i in range(5)])
+        self.assertEqual(result.resource_version, str(revision))
+        pages = [call for call in self.backend.lists if call[0] == "/registry/configmaps/"]
+        self.assertEqual(len(pages), 3)
+        self.assertTrue(all(call[2].get("limit") == 2 for call in pages))
+        self.create("c5")
+        result = self.successResultOf(self.cacher.get_list("/registry/configmaps/ns",
+                                                           resource_version="0"))
+        self.assertEqual(len(result.items), 6)

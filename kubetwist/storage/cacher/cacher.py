@@ -76,6 +76,10 @@ _log = Logger()
 #: Upstream C{blockTimeout} (seconds): how long a read waits for the cache to catch up.
 FRESHNESS_TIMEOUT = 3.0
 
+#: Objects per page of the cache's (re)list (upstream C{storageWatchListPageSize}): a large
+#: prefix is read in several bounded backend calls, none of which can outlast its deadline.
+LIST_PAGE_SIZE = 10000
+
 #: Back-off of the backend watch / list retries (seconds): first, factor, cap.
 RETRY_INITIAL, RETRY_FACTOR, RETRY_MAX = 0.25, 2.0, 8.0
 
@@ -120,9 +124,28 @@ class _ResourceCache:
         self.listing = True
         Deferred.fromCoroutine(self._list_and_watch())
 
+    async def _list_pages(self) -> tuple[int, list[tuple[str, dict]]]:
+        """The prefix's objects at one revision, read in pages of L{LIST_PAGE_SIZE} (each
+        continue reads the first page's revision): C{(revision, [(key, object)])}."""
+        entries: list[tuple[str, dict]] = []
+        token = ""
+        revision = 0
+        while True:
+            result = await self.cacher.backend.get_list(
+                self.prefix, recursive=True, limit=LIST_PAGE_SIZE, continue_token=token)
+            if not token:
+                revision = int(result.resource_version)
+            keys = result.keys
+            if keys is None or len(keys) != len(result.items):
+                keys = [self.cacher.key_of(self.prefix, obj) for obj in result.items]
+            entries.extend(zip(keys, result.items, strict=True))
+            token = result.continue_token
+            if not token or self.stopped:
+                return revision, entries
+
     async def _list_and_watch(self) -> None:
         try:
-            result = await self.cacher.backend.get_list(self.prefix, recursive=True)
+            revision, entries = await self._list_pages()
         except Exception as e:  # noqa: BLE001 - any failure: retry, requests delegate
             self.listing = False
             if self.stopped:
@@ -134,11 +157,7 @@ class _ResourceCache:
         self.listing = False
         if self.stopped:
             return
-        revision = int(result.resource_version)
-        keys = result.keys
-        if keys is None or len(keys) != len(result.items):
-            keys = [self.cacher.key_of(self.prefix, obj) for obj in result.items]
-        self.cache.replace(zip(keys, result.items, strict=False), revision)
+        self.cache.replace(entries, revision)
         # upstream terminateAllWatchers: a re-list restarts the window
         for watcher in list(self.watchers):
             watcher.close()
