@@ -416,7 +416,10 @@ async def measure(cluster: Any, args: argparse.Namespace, pid: int,
                 await lists()
 
     async def fan_out() -> float:
-        code, body = await _request(cluster, "GET", f"{cms}/target")
+        # start where an informer starts: the list's resourceVersion (the object's own may be
+        # older than the watch window after the loads above, and a 410 ends the watch)
+        code, body = await _request(
+            cluster, "GET", f"{cms}?fieldSelector=metadata.name%3Dtarget")
         rv = json.loads(body)["metadata"]["resourceVersion"]
         watchers = await bench_watch.open_watchers(cluster, args.watchers, rv)
         connector = aiohttp.TCPConnector(limit=1, ssl=cluster.client_ssl())

@@ -15,6 +15,7 @@ import dataclasses
 import random
 from typing import Any, Optional
 
+import orjson
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
@@ -305,11 +306,14 @@ class ResourceHandlers:
                                   version)
         row = (self.store.strategy.table or tablelib.DEFAULT_TABLE).row
         list_item = self.store._list_item
-        rows = [b"".join((b'{"cells":', codec.encode_raw(row(list_item(obj))), b',"object":',
-                          meta, b"}"))
+        # cells are lists of plain values (go_order leaves them as they are); Go's escapes
+        # are applied once to the whole body (they change only characters inside strings,
+        # and the cached parts and the envelope have them already)
+        dumps = orjson.dumps
+        rows = [b"".join((b'{"cells":', dumps(row(list_item(obj))), b',"object":', meta, b"}"))
                 for obj, meta in zip(objects, encoded, strict=True)]
         head, tail = codec.list_envelope(table, "rows")
-        write_body(request, 200, b"".join((head, b",".join(rows), tail)),
+        write_body(request, 200, codec.go_escape(b"".join((head, b",".join(rows), tail))),
                    out.content_type or codec.JSON)
 
     def _respond_list(self, request: Any, lst: dict, out: Output) -> None:
