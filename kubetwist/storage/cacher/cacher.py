@@ -538,14 +538,10 @@ class Cacher:
         L{get_list} for a consumer that only reads the items (a Table, metadata-only lists):
         the cache's own objects, not copies; they must not be changed.
         """
-        async def run() -> ListResult:
-            result, _ = await self._get_list(
-                key, recursive, resource_version, resource_version_match, limit,
-                continue_token, predicate,
-            )
-            return result
-
-        return Deferred.fromCoroutine(run())
+        return Deferred.fromCoroutine(self._get_list(
+            key, recursive, resource_version, resource_version_match, limit, continue_token,
+            predicate,
+        )).addCallback(lambda found: found[0])
 
     def get_list_encoded(self, key: str, flavor: Any, encode: Any, recursive: bool = True,
                          resource_version: str = "", resource_version_match: str = "",
@@ -554,7 +550,7 @@ class Cacher:
         """
         L{get_list} for a consumer that writes the items out: fires with a L{ListResult}
         whose C{encoded} holds C{encode(item)} (bytes) per item, computed once per cached
-        object and C{flavor} (any hashable naming the output format; L{WatchCache.encoded_item})
+        object and C{flavor} (any hashable naming the output format; L{WatchCache.encoded_items})
         and reused by every later list of the same object, and whose C{items} are the cache's
         own objects (read-only: no copies are made).  Lists the backend answers are encoded
         as they come.  C{encode} must not change its argument.
@@ -567,15 +563,7 @@ class Cacher:
             if cache is None:
                 result.encoded = [encode(obj) for obj in result.items]
             else:
-                memo = cache.encoded
-                encoded = []
-                for k, obj in zip(result.keys, result.items, strict=True):
-                    entry = memo.get(k)
-                    data = entry[1].get(flavor) if entry is not None and entry[0] is obj \
-                        else None
-                    encoded.append(data if data is not None
-                                   else cache.encoded_item(k, obj, flavor, encode))
-                result.encoded = encoded
+                result.encoded = cache.encoded_items(result.keys, result.items, flavor, encode)
             return result
 
         return Deferred.fromCoroutine(run())

@@ -88,7 +88,7 @@ class WatchCache:
     @param event_fresh_duration: seconds an event should stay (adaptive sizing only).
     @ivar rv: the revision the cache is known to be complete at (last event or progress).
     @ivar encoded: per key, the serializations of its current object:
-        C{{key: (object, {flavor: bytes})}} (L{encoded_item}); an entry whose object is not
+        C{{key: (object, {flavor: bytes})}} (L{encoded_items}); an entry whose object is not
         the current one is stale and replaced.
     """
 
@@ -170,20 +170,25 @@ class WatchCache:
             self.capacity = max(self.capacity // 2, LOWER_BOUND_CAPACITY)
 
     # -- reads --------------------------------------------------------------------------------
-    def encoded_item(self, key: str, obj: dict, flavor: Any,
-                     encode: Callable[[dict], bytes]) -> bytes:
+    def encoded_items(self, keys: list[str], objects: list[dict], flavor: Any,
+                      encode: Callable[[dict], bytes]) -> list[bytes]:
         """
-        C{encode(obj)} for the cached object C{obj} at C{key}, computed once per C{flavor}
-        (an output format: who encodes, for which version) while the object is current
-        (upstream C{cachingObject}).  C{encode} must not mutate C{obj}.
+        C{encode(obj)} for each cached object C{obj} at its key (C{keys} and C{objects} in
+        the same order), computed once per C{flavor} (an output format: who encodes, for which
+        version) while the object is current (upstream C{cachingObject}).  C{encode} must not
+        mutate its argument.
         """
-        entry = self.encoded.get(key)
-        if entry is None or entry[0] is not obj:
-            entry = self.encoded[key] = (obj, {})
-        data = entry[1].get(flavor)
-        if data is None:
-            data = entry[1][flavor] = encode(obj)
-        return data
+        memo = self.encoded
+        out = []
+        for key, obj in zip(keys, objects, strict=True):
+            entry = memo.get(key)
+            if entry is None or entry[0] is not obj:
+                entry = memo[key] = (obj, {})
+            data = entry[1].get(flavor)
+            if data is None:
+                data = entry[1][flavor] = encode(obj)
+            out.append(data)
+        return out
 
     def oldest_start(self) -> int:
         """
