@@ -255,35 +255,38 @@ class ResourceHandlers:
             lst = await self.store.list(namespace, options)
         self._respond_list(request, lst, out)
 
-    def _writes_encoded_list(self, request: Any, out: Output) -> bool:
+    def _encodes_from_cache(self, request: Any, out: Output) -> bool:
         """
-        Whether a list is answered from encoded items (L{Store.list_encoded}): a plain JSON
-        list, not pretty, not recorded whole by audit, of a Store whose list is the generic one
-        over the watch cache, written as L{Store.list} shapes it.  The bytes are those
-        L{_respond_list} would write.
+        What the encoded list and Table paths share: JSON, not pretty, not recorded whole by
+        audit, of a Store whose list is the generic one over the watch cache.
         """
-        return (out.kind == "object" and out.media == codec.JSON
+        return (out.media == codec.JSON
                 and not is_pretty(request)
-                and type(self).list_response is ResourceHandlers.list_response
                 and type(self.store).list is Store.list
                 and self.store.serves_encoded_lists()
                 and not audit_event.wants_response_object(request))
 
+    def _writes_encoded_list(self, request: Any, out: Output) -> bool:
+        """
+        Whether a list is answered from encoded items (L{Store.list_encoded}): a plain list,
+        written as L{Store.list} shapes it, under L{_encodes_from_cache}'s conditions.  The
+        bytes are those L{_respond_list} would write.
+        """
+        return (out.kind == "object"
+                and type(self).list_response is ResourceHandlers.list_response
+                and self._encodes_from_cache(request, out))
+
     def _writes_encoded_table(self, request: Any, out: Output) -> bool:
         """
-        Whether a list as a C{Table} is written from encoded rows (L{_encoded_table}): JSON,
-        not pretty, rows with their objects' metadata (C{includeObject=Metadata}, the
-        default, what kubectl asks), in storage order, under the conditions of
-        L{_writes_encoded_list}.
+        Whether a list as a C{Table} is written from encoded rows (L{_encoded_table}): rows
+        with their objects' metadata (C{includeObject=Metadata}, the default, what kubectl
+        asks), in storage order, under L{_encodes_from_cache}'s conditions.
         """
         conv = self.store.strategy.table or tablelib.DEFAULT_TABLE
-        return (out.kind == "table" and out.media == codec.JSON
-                and not is_pretty(request)
+        return (out.kind == "table"
                 and opts.first(_query(request), "includeObject", "Metadata") == "Metadata"
                 and conv.order is None
-                and type(self.store).list is Store.list
-                and self.store.serves_encoded_lists()
-                and not audit_event.wants_response_object(request))
+                and self._encodes_from_cache(request, out))
 
     async def _encoded_table(self, request: Any, namespace: str, options: Any,
                              out: Output) -> None:
