@@ -25,6 +25,7 @@ from common import (
     closed_loop,
     profiled,
     report,
+    server_load_args,
     spawn,
     terminate,
     timed,
@@ -137,20 +138,4 @@ async def main(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds per phase")
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument(
-        "--server-arg",
-        action="append",
-        default=[],
-        metavar="FLAG",
-        help="one more twistd kubeapi flag, e.g. --server-arg=--workers=2 (repeatable)",
-    )
-    parser.add_argument(
-        "--profile",
-        metavar="FILE",
-        help="py-spy the kubeapi process during the first kubetwist phase",
-    )
-    asyncio.run(main(parser.parse_args()))
+    asyncio.run(main(server_load_args(__doc__).parse_args()))

@@ -9,6 +9,7 @@ virtualenv's interpreter from the repository root, e.g. C{python benchmarks/benc
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import base64
 import contextlib
@@ -283,6 +284,32 @@ def terminate(process: subprocess.Popen) -> None:
 
 # --------------------------------------------------------------------------------------------
 # Load generation
+
+
+def server_load_args(doc: str) -> argparse.ArgumentParser:
+    """
+    The options of a closed-loop benchmark against one server (C{bench_get},
+    C{bench_create}): C{--duration} (seconds per phase), C{--concurrency}, C{--rounds},
+    C{--server-arg} (repeatable extra C{twistd kubeapi} flags) and C{--profile} (a py-spy
+    file); the description is C{doc}'s first paragraph.
+    """
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per phase")
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--server-arg",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="one more twistd kubeapi flag, e.g. --server-arg=--workers=2 (repeatable)",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="FILE",
+        help="py-spy the kubeapi process during the first kubetwist phase",
+    )
+    return parser
 
 
 async def closed_loop(
