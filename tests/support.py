@@ -134,19 +134,10 @@ class SnapshotSQLiteStorage(SQLiteStorage):
         self._snapshot = snapshot
         super().__init__(clock, ":memory:", threadpool=InlinePool())
 
-    def _db_open(self) -> int:
-        real_connect = sqlite3.connect
-
-        def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
-            conn = real_connect(*args, **kwargs)
-            conn.deserialize(self._snapshot)
-            return conn
-
-        sqlite3.connect = connect
-        try:
-            return super()._db_open()
-        finally:
-            sqlite3.connect = real_connect
+    def _connect(self) -> sqlite3.Connection:
+        conn = super()._connect()
+        conn.deserialize(self._snapshot)
+        return conn
 
 
 #: The store of a bootstrapped server, by what shapes the bootstrap (authorization modes,

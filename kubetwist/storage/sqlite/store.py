@@ -306,8 +306,12 @@ class SQLiteStorage(KVStorageBase):
         return cur
 
     # -- thread side (never called on the reactor thread) -----------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        """The database connection (autocommit: transactions are explicit)."""
+        return sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+
     def _db_open(self) -> int:
-        conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        conn = self._connect()
         conn.execute("PRAGMA busy_timeout=5000")
         # before WAL: a new database takes the mode at once, an existing one at its VACUUM
         convert = conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2
